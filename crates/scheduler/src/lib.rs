@@ -1,1 +1,3 @@
-
+pub mod fair_share;
+pub mod ids;
+pub mod policy;
