@@ -137,7 +137,8 @@ mod tests {
         let inactive = ShareInput { active: false, ..s(1.0, 500, U) };
         assert_eq!(compute_shares(&[inactive, s(1.0, 0, U)], 100, false), [0, 100]);
         assert_eq!(compute_shares(&[inactive, s(1.0, 0, U)], 100, true), [500, 0]);
-        assert_eq!(compute_shares(&[s(1e-6, 0, U), s(1.0, 0, 0)], 100, false), [0, 0]);
+        assert_eq!(compute_shares(&[s(1e-6, 0, U), s(1.0, 0, U)], 100, false), [0, 100]);
+        assert_eq!(compute_shares(&[s(1.0, 0, 0)], 100, false), [0]);
         assert!(compute_shares(&[], 100, false).is_empty());
     }
 
