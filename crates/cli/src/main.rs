@@ -1,1 +1,109 @@
-fn main() {}
+//! `fairloom`: thin subcommands over the fairloom crates.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+
+mod shares;
+
+#[derive(Parser)]
+#[command(
+    name = "fairloom",
+    version,
+    about = "A YARN-compatible scheduler: exact Fair Scheduler semantics, deterministic and fast"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Replay scenario files (specs/scenario-format.md).
+    Scenario {
+        #[command(subcommand)]
+        command: ScenarioCommand,
+    },
+    /// Print each queue's weight, min, max, steady and instantaneous fair share and AM limit.
+    Shares(shares::SharesArgs),
+}
+
+#[derive(Subcommand)]
+enum ScenarioCommand {
+    /// Run one scenario and print its observations as JSON.
+    Run { file: PathBuf },
+    /// Run scenarios and compare their expectations: one PASS/FAIL line per file.
+    Check {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+}
+
+fn read(path: &PathBuf) -> Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+fn scenario_run(file: &PathBuf) -> Result<ExitCode> {
+    let outcome = fairloom_sim::scenario::run_text(&read(file)?, true);
+    let (json, code) = outcome.to_json();
+    println!("{}", serde_json::to_string_pretty(&json)?);
+    Ok(ExitCode::from(code as u8))
+}
+
+fn scenario_check(files: &[PathBuf]) -> Result<ExitCode> {
+    let (mut passed, mut failed) = (0, 0);
+    for file in files {
+        let text = match read(file) {
+            Ok(t) => t,
+            Err(e) => {
+                println!("FAIL {}: {e:#}", file.display());
+                failed += 1;
+                continue;
+            }
+        };
+        let outcome = fairloom_sim::scenario::run_text(&text, true);
+        let name = if outcome.name.is_empty() {
+            file.display().to_string()
+        } else {
+            outcome.name.clone()
+        };
+        match fairloom_sim::scenario::check(&outcome) {
+            Ok(()) => {
+                println!("PASS {name}");
+                passed += 1;
+            }
+            Err(failures) => {
+                println!("FAIL {name}: {}", failures.join("; "));
+                failed += 1;
+            }
+        }
+    }
+    println!("{passed} passed, {failed} failed");
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Scenario {
+            command: ScenarioCommand::Run { file },
+        } => scenario_run(file),
+        Command::Scenario {
+            command: ScenarioCommand::Check { files },
+        } => scenario_check(files),
+        Command::Shares(args) => shares::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("fairloom: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

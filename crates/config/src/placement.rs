@@ -46,7 +46,13 @@ pub struct RuleConfig {
 
 impl RuleConfig {
     pub fn new(kind: RuleKind, create: bool) -> Self {
-        Self { kind, create, queue: None, nested: None, line: 0 }
+        Self {
+            kind,
+            create,
+            queue: None,
+            nested: None,
+            line: 0,
+        }
     }
 
     /// A rule after which no later rule can run.
@@ -61,8 +67,11 @@ impl RuleConfig {
 }
 
 fn parse_rule(element: Node<'_, '_>, warnings: &mut Vec<String>) -> Result<RuleConfig> {
-    let name = element.attribute("name").ok_or_else(|| error_at(element, "a placement <rule> needs a name attribute"))?;
-    let kind = RuleKind::parse(name).ok_or_else(|| error_at(element, format!("unknown placement rule '{name}'")))?;
+    let name = element
+        .attribute("name")
+        .ok_or_else(|| error_at(element, "a placement <rule> needs a name attribute"))?;
+    let kind = RuleKind::parse(name)
+        .ok_or_else(|| error_at(element, format!("unknown placement rule '{name}'")))?;
     let create = element.attribute("create").map_or(true, java_bool);
     let queue = element.attribute("queue").map(|q| {
         let q = q.trim();
@@ -77,22 +86,47 @@ fn parse_rule(element: Node<'_, '_>, warnings: &mut Vec<String>) -> Result<RuleC
         if child.tag_name().name() == "rule" {
             nested = Some(Box::new(parse_rule(child, warnings)?));
         } else {
-            warnings.push(format!("line {}: <{}> inside a placement rule is ignored", xml::line_of(child), child.tag_name().name()));
+            warnings.push(format!(
+                "line {}: <{}> inside a placement rule is ignored",
+                xml::line_of(child),
+                child.tag_name().name()
+            ));
         }
     }
     if kind == RuleKind::NestedUserQueue {
         match nested.as_ref().map(|n| n.kind) {
-            None => return Err(error_at(element, "nestedUserQueue needs a nested rule that names the parent queue")),
+            None => {
+                return Err(error_at(
+                    element,
+                    "nestedUserQueue needs a nested rule that names the parent queue",
+                ))
+            }
             Some(RuleKind::Reject | RuleKind::NestedUserQueue) => {
-                return Err(error_at(element, "the rule nested in nestedUserQueue may not be reject or nestedUserQueue"))
+                return Err(error_at(
+                    element,
+                    "the rule nested in nestedUserQueue may not be reject or nestedUserQueue",
+                ))
             }
             Some(_) => {}
         }
     } else if nested.is_some() {
-        warnings.push(format!("line {}: only nestedUserQueue uses a nested rule; it is ignored", xml::line_of(element)));
+        warnings.push(format!(
+            "line {}: only nestedUserQueue uses a nested rule; it is ignored",
+            xml::line_of(element)
+        ));
         nested = None;
     }
-    Ok(RuleConfig { kind, create, queue: if kind == RuleKind::Default { queue } else { None }, nested, line: xml::line_of(element) })
+    Ok(RuleConfig {
+        kind,
+        create,
+        queue: if kind == RuleKind::Default {
+            queue
+        } else {
+            None
+        },
+        nested,
+        line: xml::line_of(element),
+    })
 }
 
 /// The rules of a policy element, validated: the last rule must be terminal and no terminal
@@ -104,7 +138,11 @@ pub fn parse_placement_policy(element: Node<'_, '_>) -> Result<(Vec<RuleConfig>,
         if child.tag_name().name() == "rule" {
             rules.push(parse_rule(child, &mut warnings)?);
         } else {
-            warnings.push(format!("line {}: <{}> in queuePlacementPolicy is ignored", xml::line_of(child), child.tag_name().name()));
+            warnings.push(format!(
+                "line {}: <{}> in queuePlacementPolicy is ignored",
+                xml::line_of(child),
+                child.tag_name().name()
+            ));
         }
     }
     validate(&rules).map_err(|m| error_at(element, m))?;
@@ -114,7 +152,11 @@ pub fn parse_placement_policy(element: Node<'_, '_>) -> Result<(Vec<RuleConfig>,
 pub fn validate(rules: &[RuleConfig]) -> std::result::Result<(), String> {
     for (i, rule) in rules.iter().enumerate() {
         if rule.is_terminal() && i + 1 < rules.len() {
-            return Err(format!("rules after rule {} ({:?}) can never be reached", i + 1, rule.kind));
+            return Err(format!(
+                "rules after rule {} ({:?}) can never be reached",
+                i + 1,
+                rule.kind
+            ));
         }
     }
     match rules.last() {
@@ -125,7 +167,10 @@ pub fn validate(rules: &[RuleConfig]) -> std::result::Result<(), String> {
 
 /// YARN's policy for a file without one: `specified(create=A)`, `user(create=A)` if U,
 /// then `default` if `!U || !A` (A = allow-undeclared-pools, U = user-as-default-queue).
-pub fn generated_policy(allow_undeclared_pools: bool, user_as_default_queue: bool) -> Vec<RuleConfig> {
+pub fn generated_policy(
+    allow_undeclared_pools: bool,
+    user_as_default_queue: bool,
+) -> Vec<RuleConfig> {
     let mut rules = vec![RuleConfig::new(RuleKind::Specified, allow_undeclared_pools)];
     if user_as_default_queue {
         rules.push(RuleConfig::new(RuleKind::User, allow_undeclared_pools));
@@ -147,8 +192,13 @@ mod tests {
 
     #[test]
     fn terminal_rules() {
-        assert!(policy("<p><rule name='specified'/><rule name='user' create='false'/></p>").is_err());
-        assert!(policy("<p><rule name='specified'/><rule name='default'/><rule name='user'/></p>").is_err());
+        assert!(
+            policy("<p><rule name='specified'/><rule name='user' create='false'/></p>").is_err()
+        );
+        assert!(
+            policy("<p><rule name='specified'/><rule name='default'/><rule name='user'/></p>")
+                .is_err()
+        );
         assert!(policy("<p><rule/></p>").is_err());
         assert!(policy("<p><rule name='user'><rule/></rule></p>").is_err());
         assert!(policy("<p><rule name='nestedUserQueue'/></p>").is_err());
@@ -156,14 +206,25 @@ mod tests {
         let (rules, warnings) = policy("<p><notarule/></p>").unwrap();
         assert!(rules.is_empty() && warnings.len() == 1);
         let (rules, _) = policy("<p><rule name='specified' create='false'/><rule name='nestedUserQueue'><rule name='default' queue='parent'/></rule></p>").unwrap();
-        assert_eq!(rules[1].nested.as_ref().unwrap().queue.as_deref(), Some("root.parent"));
+        assert_eq!(
+            rules[1].nested.as_ref().unwrap().queue.as_deref(),
+            Some("root.parent")
+        );
     }
 
     #[test]
     fn generated() {
-        let kinds = |a, u| generated_policy(a, u).iter().map(|r| r.kind).collect::<Vec<_>>();
+        let kinds = |a, u| {
+            generated_policy(a, u)
+                .iter()
+                .map(|r| r.kind)
+                .collect::<Vec<_>>()
+        };
         assert_eq!(kinds(true, true), [RuleKind::Specified, RuleKind::User]);
-        assert_eq!(kinds(false, false), [RuleKind::Specified, RuleKind::Default]);
+        assert_eq!(
+            kinds(false, false),
+            [RuleKind::Specified, RuleKind::Default]
+        );
         assert!(validate(&generated_policy(false, true)).is_ok());
     }
 }

@@ -5,7 +5,10 @@ pub mod ids;
 pub mod resource;
 
 pub use ids::{ApplicationAttemptId, ApplicationId, ContainerId, IdParseError};
-pub use resource::{normalize, Resource, ResourceTypes, ResourceTypesError, MAX_RESOURCE_TYPES, MEMORY, UNBOUNDED, VCORES};
+pub use resource::{
+    normalize, Resource, ResourceTypes, ResourceTypesError, MAX_RESOURCE_TYPES, MEMORY, UNBOUNDED,
+    VCORES,
+};
 
 /// Milliseconds of virtual (or wall-clock) time, always passed in by the caller.
 pub type Millis = i64;

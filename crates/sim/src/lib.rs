@@ -1,1 +1,3 @@
+//! Drivers of the fairloom scheduler in virtual time. For now: the scenario runner.
 
+pub mod scenario;

@@ -1,0 +1,856 @@
+//! The Fair Scheduler: one owner of the cluster state, driven by events and `now`.
+
+use std::collections::{BTreeMap, HashMap};
+
+use fairloom_config::{
+    generated_policy, AllocationFile, ConfigError, RuleConfig, SchedulerProperties,
+};
+use fairloom_model::{normalize, ApplicationId, Millis, Resource, ANY, DEFAULT_RACK};
+
+use crate::ids::{AppId, ContainerId, LocationId, NodeId, QueueId};
+use crate::reason::WaitReason;
+use crate::runnable::UserRunState;
+use crate::state::{App, AppState, Container, LocalityAsk, Node, RequestEntry, Reservation};
+use crate::tree::{DEFAULT_QUEUE, ROOT};
+
+/// Why an event could not be applied. The state is unchanged when one is returned.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SchedulerError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("unknown node '{0}'")]
+    UnknownNode(String),
+    #[error("node '{0}' is already registered")]
+    DuplicateNode(String),
+    #[error("application '{0}' is not running (it was rejected or has finished)")]
+    AppNotAlive(String),
+    #[error("container {0} is not live")]
+    ContainerNotLive(String),
+    #[error("move refused: {0}")]
+    MoveRefused(String),
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
+}
+
+/// One request of an `allocate()` call: it sets the outstanding count at its key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ask {
+    pub priority: i32,
+    /// `*`, a rack or a host.
+    pub resource_name: String,
+    pub capability: Resource,
+    pub num_containers: i32,
+    pub relax_locality: bool,
+}
+
+/// What a heartbeat decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    Allocated {
+        app: AppId,
+        container: ContainerId,
+        node: NodeId,
+    },
+    Reserved {
+        app: AppId,
+        node: NodeId,
+    },
+    Unreserved {
+        app: AppId,
+        node: NodeId,
+    },
+}
+
+/// Interning of host and rack names so requests are keyed by small integers.
+#[derive(Debug, Clone, Default)]
+pub struct Locations {
+    ids: HashMap<String, LocationId>,
+    names: Vec<String>,
+}
+
+impl Locations {
+    pub fn intern(&mut self, name: &str) -> LocationId {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = LocationId(self.names.len() as u32);
+        self.names.push(name.to_string());
+        self.ids.insert(name.to_string(), id);
+        id
+    }
+
+    pub fn name(&self, id: LocationId) -> &str {
+        &self.names[id.index()]
+    }
+}
+
+/// Counters the simulator and the service report.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub containers_allocated: u64,
+    pub reservations_made: u64,
+    pub reservations_released: u64,
+    pub apps_submitted: u64,
+    pub apps_rejected: u64,
+    pub updates: u64,
+    pub heartbeats: u64,
+}
+
+pub struct FairScheduler {
+    pub(crate) props: SchedulerProperties,
+    pub(crate) alloc: AllocationFile,
+    pub(crate) placement: Vec<RuleConfig>,
+    pub(crate) types: usize,
+    pub(crate) queues: Vec<crate::state::Queue>,
+    pub(crate) queue_index: HashMap<String, QueueId>,
+    pub(crate) apps: Vec<App>,
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) node_index: HashMap<String, NodeId>,
+    pub(crate) containers: Vec<Container>,
+    pub(crate) locations: Locations,
+    pub(crate) rack_sizes: HashMap<LocationId, u32>,
+    pub(crate) cluster: Resource,
+    pub(crate) live_nodes: u32,
+    pub(crate) users: HashMap<String, UserRunState>,
+    pub(crate) groups: BTreeMap<String, Vec<String>>,
+    pub(crate) cluster_timestamp: i64,
+    pub(crate) warnings: Vec<String>,
+    pub counters: Counters,
+}
+
+impl FairScheduler {
+    /// A scheduler over an empty cluster with the given configuration.
+    pub fn new(props: SchedulerProperties, alloc: AllocationFile) -> Result<Self, SchedulerError> {
+        let types = props.resource_types.len();
+        let placement = alloc.placement_policy.clone().unwrap_or_else(|| {
+            generated_policy(props.allow_undeclared_pools, props.user_as_default_queue)
+        });
+        let mut s = Self {
+            props,
+            alloc: AllocationFile::default(),
+            placement,
+            types,
+            queues: Vec::new(),
+            queue_index: HashMap::new(),
+            apps: Vec::new(),
+            nodes: Vec::new(),
+            node_index: HashMap::new(),
+            containers: Vec::new(),
+            locations: Locations::default(),
+            rack_sizes: HashMap::new(),
+            cluster: Resource::none(),
+            live_nodes: 0,
+            users: HashMap::new(),
+            groups: BTreeMap::new(),
+            cluster_timestamp: 0,
+            warnings: Vec::new(),
+            counters: Counters::default(),
+        };
+        let root_policy = alloc.queues[0]
+            .scheduling_policy
+            .unwrap_or(alloc.default_scheduling_policy);
+        s.alloc = alloc.clone();
+        s.add_queue("root", None, false, false, root_policy);
+        s.add_queue(
+            DEFAULT_QUEUE,
+            Some(ROOT),
+            true,
+            false,
+            alloc.default_scheduling_policy,
+        );
+        s.apply_allocation(alloc);
+        Ok(s)
+    }
+
+    /// User → groups (the first is the primary group). Users not listed have one group named
+    /// like the user.
+    pub fn set_groups(&mut self, groups: BTreeMap<String, Vec<String>>) {
+        self.groups = groups;
+    }
+
+    pub fn properties(&self) -> &SchedulerProperties {
+        &self.props
+    }
+
+    pub fn allocation_file(&self) -> &AllocationFile {
+        &self.alloc
+    }
+
+    pub fn cluster_resource(&self) -> Resource {
+        self.cluster
+    }
+
+    pub fn resource_types(&self) -> &fairloom_model::ResourceTypes {
+        &self.props.resource_types
+    }
+
+    /// Warnings gathered from configuration loads and reloads (not errors).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    // ----- nodes -----------------------------------------------------------------------
+
+    pub fn add_node(
+        &mut self,
+        name: &str,
+        rack: Option<&str>,
+        total: Resource,
+    ) -> Result<NodeId, SchedulerError> {
+        if self.node_index.contains_key(name) {
+            return Err(SchedulerError::DuplicateNode(name.to_string()));
+        }
+        let rack_name = rack.unwrap_or(DEFAULT_RACK).to_string();
+        let location = self.locations.intern(name);
+        let rack = self.locations.intern(&rack_name);
+        let id = NodeId(self.nodes.len() as u32);
+        self.nodes.push(Node {
+            name: name.to_string(),
+            location,
+            rack,
+            rack_name,
+            total,
+            allocated: Resource::none(),
+            containers: Vec::new(),
+            reservation: None,
+            removed: false,
+        });
+        self.node_index.insert(name.to_string(), id);
+        *self.rack_sizes.entry(rack).or_default() += 1;
+        self.live_nodes += 1;
+        self.cluster.add_assign(total);
+        self.recompute_steady_shares();
+        Ok(id)
+    }
+
+    pub fn node_id(&self, name: &str) -> Option<NodeId> {
+        self.node_index.get(name).copied()
+    }
+
+    /// The node is lost: its containers complete (exit status ABORTED) and its reservation goes.
+    pub fn remove_node(&mut self, node: NodeId) {
+        if self.nodes[node.index()].removed {
+            return;
+        }
+        for c in self.nodes[node.index()].containers.clone() {
+            self.finish_container(c, -100);
+        }
+        if let Some(r) = self.nodes[node.index()].reservation {
+            self.unreserve(r.app, node);
+        }
+        let n = &mut self.nodes[node.index()];
+        n.removed = true;
+        let (name, rack, total) = (n.name.clone(), n.rack, n.total);
+        self.node_index.remove(&name);
+        if let Some(size) = self.rack_sizes.get_mut(&rack) {
+            *size -= 1;
+        }
+        self.live_nodes -= 1;
+        self.cluster.sub_assign(total);
+        self.recompute_steady_shares();
+    }
+
+    // ----- applications ----------------------------------------------------------------
+
+    /// Submit an application. It is always recorded: placed in a queue (runnable or waiting)
+    /// or rejected with a reason. `am`: the AM container's size, `None` for an unmanaged AM.
+    pub fn submit(
+        &mut self,
+        name: &str,
+        requested_queue: &str,
+        user: &str,
+        am: Option<Resource>,
+        now: Millis,
+    ) -> AppId {
+        let id = AppId(self.apps.len() as u32);
+        let yarn_id = ApplicationId {
+            cluster_timestamp: self.cluster_timestamp,
+            id: id.0 + 1,
+        };
+        self.counters.apps_submitted += 1;
+        self.apps.push(App {
+            name: name.to_string(),
+            yarn_id,
+            id_string: yarn_id.to_string(),
+            user: user.to_string(),
+            queue: None,
+            start_time: now,
+            state: AppState::Accepted,
+            rejection: None,
+            runnable: false,
+            unmanaged_am: am.is_none(),
+            am_running: false,
+            am_resource: Resource::none(),
+            requests: Vec::new(),
+            pending: Resource::none(),
+            usage: Resource::none(),
+            demand: Resource::none(),
+            fair_share: Resource::none(),
+            live: Vec::new(),
+            next_container_seq: 1,
+            reserved_nodes: Vec::new(),
+            wait: None,
+            preempted: 0,
+        });
+        let queue = match self
+            .place(requested_queue, user)
+            .and_then(|q| self.get_or_create_leaf(&q))
+        {
+            Ok(q) => q,
+            Err(why) => {
+                self.reject(id, why);
+                return id;
+            }
+        };
+        let groups = self.groups_of(user);
+        if !self.may_submit(queue, user, &groups) {
+            let why = format!("user {user} cannot submit applications to queue {} (requested queue {requested_queue})", self.q(queue).name);
+            self.reject(id, why);
+            return id;
+        }
+        self.apps[id.index()].queue = Some(queue);
+        match self.runnable_block(queue, user) {
+            None => {
+                self.q_mut(queue).runnable_apps.push(id);
+                self.apps[id.index()].runnable = true;
+                self.track_runnable(id);
+                if am.is_none() {
+                    self.apps[id.index()].state = AppState::Running;
+                }
+            }
+            Some(reason) => {
+                self.q_mut(queue).non_runnable_apps.push(id);
+                self.apps[id.index()].wait = Some(reason);
+                self.track_non_runnable(id);
+            }
+        }
+        if let Some(am) = am {
+            let ask = Ask {
+                priority: 0,
+                resource_name: ANY.to_string(),
+                capability: am,
+                num_containers: 1,
+                relax_locality: true,
+            };
+            self.set_asks(id, &[ask])
+                .expect("an accepted app takes asks");
+        }
+        id
+    }
+
+    fn reject(&mut self, app: AppId, why: String) {
+        self.counters.apps_rejected += 1;
+        let a = &mut self.apps[app.index()];
+        a.state = AppState::Rejected;
+        a.rejection = Some(why);
+    }
+
+    pub fn app(&self, id: AppId) -> &App {
+        &self.apps[id.index()]
+    }
+
+    pub fn apps(&self) -> impl Iterator<Item = (AppId, &App)> {
+        self.apps
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (AppId(i as u32), a))
+    }
+
+    /// The largest container the app's queue allows: the scheduler maximum, capped by the
+    /// queue's (inherited) maxContainerAllocation.
+    pub fn maximum_allocation(&self, queue: QueueId) -> Resource {
+        self.props
+            .maximum_allocation
+            .componentwise_min(self.max_container_allocation(queue))
+    }
+
+    /// Normalise a request for `app`'s queue.
+    pub fn normalize_for(&self, app: AppId, capability: Resource) -> Resource {
+        let max = self.apps[app.index()]
+            .queue
+            .map_or(self.props.maximum_allocation, |q| {
+                self.maximum_allocation(q)
+            });
+        normalize(
+            capability,
+            self.props.minimum_allocation,
+            max,
+            self.props.increment_allocation,
+            self.types,
+        )
+    }
+
+    /// YARN `allocate()` asks: each sets the outstanding count at (priority, name, capability).
+    pub fn set_asks(&mut self, app: AppId, asks: &[Ask]) -> Result<(), SchedulerError> {
+        if !self.apps[app.index()].is_alive() {
+            return Err(SchedulerError::AppNotAlive(
+                self.apps[app.index()].name.clone(),
+            ));
+        }
+        if let Some(bad) = asks.iter().find(|a| a.num_containers < 0) {
+            return Err(SchedulerError::InvalidRequest(format!(
+                "negative container count {} at priority {}",
+                bad.num_containers, bad.priority
+            )));
+        }
+        for ask in asks {
+            let capability = self.normalize_for(app, ask.capability);
+            let location =
+                (ask.resource_name != ANY).then(|| self.locations.intern(&ask.resource_name));
+            let a = &mut self.apps[app.index()];
+            let index = match a.request_index(ask.priority, &capability) {
+                Some(i) => i,
+                None => {
+                    let at = a
+                        .requests
+                        .iter()
+                        .position(|r| r.priority > ask.priority)
+                        .unwrap_or(a.requests.len());
+                    a.requests.insert(
+                        at,
+                        RequestEntry {
+                            priority: ask.priority,
+                            capability,
+                            any: None,
+                            locations: BTreeMap::new(),
+                            scheduling_opportunities: 0,
+                            allowed_locality: None,
+                            last_scheduled: None,
+                        },
+                    );
+                    at
+                }
+            };
+            let entry = &mut a.requests[index];
+            let value = LocalityAsk {
+                count: ask.num_containers,
+                relax: ask.relax_locality,
+            };
+            match location {
+                None => {
+                    let before = entry.any_count();
+                    entry.any = Some(value);
+                    let delta = entry.any_count() as i64 - before as i64;
+                    if delta > 0 {
+                        a.pending.add_assign(capability.times(delta));
+                    } else if delta < 0 {
+                        a.pending.sub_assign(capability.times(-delta));
+                    }
+                }
+                Some(l) => {
+                    entry.locations.insert(l, value);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A container finished on its node (`complete`) or was given back by its AM (`release`).
+    pub fn complete_container(
+        &mut self,
+        container: ContainerId,
+        exit_status: i32,
+    ) -> Result<(), SchedulerError> {
+        if !self
+            .containers
+            .get(container.index())
+            .is_some_and(|c| c.alive)
+        {
+            return Err(SchedulerError::ContainerNotLive(format!(
+                "#{}",
+                container.0
+            )));
+        }
+        self.finish_container(container, exit_status);
+        Ok(())
+    }
+
+    pub(crate) fn finish_container(&mut self, container: ContainerId, exit_status: i32) {
+        let c = &mut self.containers[container.index()];
+        if !c.alive {
+            return;
+        }
+        c.alive = false;
+        c.exit_status = Some(exit_status);
+        let (app, node, resource) = (c.app, c.node, c.resource);
+        let n = &mut self.nodes[node.index()];
+        n.allocated.sub_assign(resource);
+        n.containers.retain(|&x| x != container);
+        let a = &mut self.apps[app.index()];
+        a.usage.sub_assign(resource);
+        a.live.retain(|&x| x != container);
+        if let Some(q) = a.queue {
+            let path: Vec<QueueId> = self.path_to_root(q).collect();
+            for q in path {
+                self.q_mut(q).usage.sub_assign(resource);
+            }
+        }
+    }
+
+    /// The most recently allocated live non-AM containers of `app` (on `node` if given).
+    pub fn latest_containers(
+        &self,
+        app: AppId,
+        count: usize,
+        node: Option<NodeId>,
+    ) -> Vec<ContainerId> {
+        self.apps[app.index()]
+            .live
+            .iter()
+            .rev()
+            .copied()
+            .filter(|&c| {
+                let c = &self.containers[c.index()];
+                !c.is_am && node.is_none_or(|n| c.node == n)
+            })
+            .take(count)
+            .collect()
+    }
+
+    /// The application finishes: its containers are released, its reservations dropped,
+    /// and it leaves its queue (which may let waiting applications run).
+    pub fn finish_app(&mut self, app: AppId) -> Result<(), SchedulerError> {
+        if !self.apps[app.index()].is_alive() {
+            return Err(SchedulerError::AppNotAlive(
+                self.apps[app.index()].name.clone(),
+            ));
+        }
+        for c in self.apps[app.index()].live.clone() {
+            self.finish_container(c, -100);
+        }
+        for node in self.apps[app.index()].reserved_nodes.clone() {
+            self.unreserve(app, node);
+        }
+        let queue = self.apps[app.index()]
+            .queue
+            .expect("an alive app has a queue");
+        let was_runnable = self.remove_from_queue(app, queue);
+        let a = &mut self.apps[app.index()];
+        a.state = AppState::Finished;
+        a.requests.clear();
+        a.pending = Resource::none();
+        a.demand = Resource::none();
+        a.fair_share = Resource::none();
+        a.runnable = false;
+        a.wait = None;
+        let user = a.user.clone();
+        if was_runnable {
+            self.untrack_runnable(app);
+            self.update_runnability_on_app_removal(&user, queue);
+        } else {
+            self.untrack_non_runnable(app);
+        }
+        Ok(())
+    }
+
+    /// Take `app` out of its leaf's lists, releasing its AM usage. True if it was runnable.
+    fn remove_from_queue(&mut self, app: AppId, queue: QueueId) -> bool {
+        let q = self.q_mut(queue);
+        let runnable = q.runnable_apps.contains(&app);
+        q.runnable_apps.retain(|&a| a != app);
+        q.non_runnable_apps.retain(|&a| a != app);
+        let a = &self.apps[app.index()];
+        if runnable && a.am_running {
+            let am = a.am_resource;
+            self.q_mut(queue).am_usage.sub_assign(am);
+        }
+        runnable
+    }
+
+    /// Move a running application to another leaf, as YARN's moveApplicationAcrossQueues:
+    /// refused when the target is not a leaf, or would break maxRunningApps or maxResources
+    /// on a queue below the lowest common ancestor.
+    pub fn move_app(&mut self, app: AppId, target: &str) -> Result<QueueId, SchedulerError> {
+        if !self.apps[app.index()].is_alive() {
+            return Err(SchedulerError::AppNotAlive(
+                self.apps[app.index()].name.clone(),
+            ));
+        }
+        let target_name = if target == "root" || target.starts_with("root.") {
+            target.to_string()
+        } else {
+            format!("root.{target}")
+        };
+        let target = self
+            .queue_id(&target_name)
+            .filter(|&q| self.q(q).leaf)
+            .ok_or_else(|| {
+                SchedulerError::MoveRefused(format!(
+                    "target queue {target_name} not found or is not a leaf queue"
+                ))
+            })?;
+        let old = self.apps[app.index()]
+            .queue
+            .expect("an alive app has a queue");
+        if old == target {
+            return Ok(target);
+        }
+        let was_runnable = self.apps[app.index()].runnable;
+        let usage = self.apps[app.index()].usage;
+        if was_runnable {
+            let old_path: Vec<QueueId> = self.path_to_root(old).collect();
+            for q in self
+                .path_to_root(target)
+                .take_while(|q| !old_path.contains(q))
+            {
+                let queue = self.q(q);
+                if queue.runnable_count as i64 == queue.settings.max_running_apps as i64 {
+                    return Err(SchedulerError::MoveRefused(format!(
+                        "moving to {target_name} would violate maxRunningApps of {}",
+                        queue.name
+                    )));
+                }
+                if !queue
+                    .usage
+                    .saturating_add(usage)
+                    .fits_in(&self.max_share(q))
+                {
+                    return Err(SchedulerError::MoveRefused(format!(
+                        "moving to {target_name} would violate maxResources of {}",
+                        queue.name
+                    )));
+                }
+            }
+        }
+        let user = self.apps[app.index()].user.clone();
+        let (am_running, am) = (
+            self.apps[app.index()].am_running,
+            self.apps[app.index()].am_resource,
+        );
+        self.remove_from_queue(app, old);
+        if was_runnable {
+            self.untrack_runnable(app);
+        }
+        for node in self.apps[app.index()].reserved_nodes.clone() {
+            self.unreserve(app, node);
+        }
+        let old_path: Vec<QueueId> = self.path_to_root(old).collect();
+        for q in old_path {
+            self.q_mut(q).usage.sub_assign(usage);
+        }
+        self.apps[app.index()].queue = Some(target);
+        let new_path: Vec<QueueId> = self.path_to_root(target).collect();
+        for q in new_path {
+            self.q_mut(q).usage.add_assign(usage);
+        }
+        let now_runnable = self.runnable_block(target, &user).is_none();
+        if now_runnable {
+            self.q_mut(target).runnable_apps.push(app);
+            if !was_runnable {
+                self.untrack_non_runnable(app);
+            }
+            self.apps[app.index()].runnable = true;
+            self.apps[app.index()].wait = None;
+            self.track_runnable(app);
+            // YARN drops a moved app's AM usage from the old queue without adding it to the
+            // new one, which lets the new queue's AM usage go negative when the app ends;
+            // fairloom moves it so the queue's AM accounting stays exact.
+            if am_running {
+                self.q_mut(target).am_usage.add_assign(am);
+            }
+            let a = &mut self.apps[app.index()];
+            if a.unmanaged_am || a.am_running {
+                a.state = AppState::Running;
+            }
+        } else {
+            self.q_mut(target).non_runnable_apps.push(app);
+            self.apps[app.index()].runnable = false;
+        }
+        if was_runnable {
+            self.update_runnability_on_app_removal(&user, old);
+        }
+        Ok(target)
+    }
+
+    /// Put running containers on a node directly, as an RM recovering after a restart
+    /// learns them from node managers: no limit, share or locality check.
+    pub fn place_containers(
+        &mut self,
+        app: AppId,
+        node: NodeId,
+        capability: Resource,
+        priority: i32,
+        count: u32,
+        am: bool,
+    ) -> Result<Vec<ContainerId>, SchedulerError> {
+        if !self.apps[app.index()].is_alive() {
+            return Err(SchedulerError::AppNotAlive(
+                self.apps[app.index()].name.clone(),
+            ));
+        }
+        if self.nodes[node.index()].removed {
+            return Err(SchedulerError::UnknownNode(
+                self.nodes[node.index()].name.clone(),
+            ));
+        }
+        let mut out = Vec::new();
+        for i in 0..count {
+            let is_am = am && i == 0 && !self.apps[app.index()].am_running;
+            let c = self.new_container(app, node, capability, priority, is_am);
+            if is_am {
+                self.mark_am(app, capability);
+                // The recovered AM satisfies the AM ask made at submission.
+                if let Some(idx) =
+                    self.apps[app.index()].request_index(0, &self.normalize_for(app, capability))
+                {
+                    self.decrement_any(app, idx);
+                }
+            }
+            out.push(c);
+        }
+        Ok(out)
+    }
+
+    /// Give `node` a reservation for `app`, as recovery would.
+    pub fn place_reservation(
+        &mut self,
+        app: AppId,
+        node: NodeId,
+        capability: Resource,
+        priority: i32,
+    ) -> Result<(), SchedulerError> {
+        if !self.apps[app.index()].is_alive() {
+            return Err(SchedulerError::AppNotAlive(
+                self.apps[app.index()].name.clone(),
+            ));
+        }
+        if let Some(r) = self.nodes[node.index()].reservation {
+            self.unreserve(r.app, node);
+        }
+        self.nodes[node.index()].reservation = Some(Reservation {
+            app,
+            priority,
+            resource: capability,
+        });
+        self.apps[app.index()].reserved_nodes.push(node);
+        Ok(())
+    }
+
+    pub(crate) fn new_container(
+        &mut self,
+        app: AppId,
+        node: NodeId,
+        resource: Resource,
+        priority: i32,
+        is_am: bool,
+    ) -> ContainerId {
+        let id = ContainerId(self.containers.len() as u32);
+        let a = &mut self.apps[app.index()];
+        let seq = a.next_container_seq;
+        a.next_container_seq += 1;
+        a.usage.add_assign(resource);
+        a.live.push(id);
+        let queue = a.queue.expect("an alive app has a queue");
+        self.containers.push(Container {
+            app,
+            node,
+            resource,
+            priority,
+            is_am,
+            seq,
+            alive: true,
+            exit_status: None,
+        });
+        let n = &mut self.nodes[node.index()];
+        n.allocated.add_assign(resource);
+        n.containers.push(id);
+        let path: Vec<QueueId> = self.path_to_root(queue).collect();
+        for q in path {
+            self.q_mut(q).usage.add_assign(resource);
+        }
+        id
+    }
+
+    /// The app's first container becomes its AM: AM usage is charged to its leaf.
+    pub(crate) fn mark_am(&mut self, app: AppId, resource: Resource) {
+        let a = &mut self.apps[app.index()];
+        a.am_running = true;
+        a.am_resource = resource;
+        if a.runnable {
+            a.state = AppState::Running;
+        }
+        let queue = a.queue.expect("an alive app has a queue");
+        self.q_mut(queue).am_usage.add_assign(resource);
+    }
+
+    pub fn container(&self, id: ContainerId) -> &Container {
+        &self.containers[id.index()]
+    }
+
+    /// A container by its app and its number `N` in `APP/N`.
+    pub fn container_by_seq(&self, app: AppId, seq: u32) -> Option<ContainerId> {
+        self.apps[app.index()]
+            .live
+            .iter()
+            .copied()
+            .find(|&c| self.containers[c.index()].seq == seq)
+    }
+
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id.index()]
+    }
+
+    pub fn nodes(&self) -> impl Iterator<Item = (NodeId, &Node)> {
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| !n.removed)
+            .map(|(i, n)| (NodeId(i as u32), n))
+    }
+
+    pub fn location_name(&self, id: LocationId) -> &str {
+        self.locations.name(id)
+    }
+
+    /// Why the app waits, if it does.
+    pub fn wait_reason(&self, app: AppId) -> Option<&WaitReason> {
+        self.apps[app.index()].wait.as_ref()
+    }
+
+    // ----- configuration -----------------------------------------------------------------
+
+    /// Hot reload: the new configuration applies at once, or is rejected whole with the old
+    /// one kept. Lowered limits never stop running work.
+    pub fn reload(
+        &mut self,
+        props: SchedulerProperties,
+        alloc: AllocationFile,
+    ) -> Result<(), SchedulerError> {
+        if props.resource_types != self.props.resource_types {
+            return Err(ConfigError::new("resource types cannot change on reload").into());
+        }
+        let placement = alloc.placement_policy.clone().unwrap_or_else(|| {
+            generated_policy(props.allow_undeclared_pools, props.user_as_default_queue)
+        });
+        self.props = props;
+        self.placement = placement;
+        self.apply_allocation(alloc);
+        self.update_runnability_on_reload();
+        Ok(())
+    }
+}
+
+impl FairScheduler {
+    /// Every queue of the tree, in creation order.
+    pub fn queues(&self) -> impl Iterator<Item = (QueueId, &crate::state::Queue)> {
+        self.queues
+            .iter()
+            .enumerate()
+            .filter(|(_, q)| !q.removed)
+            .map(|(i, q)| (QueueId(i as u32), q))
+    }
+
+    pub fn queue(&self, id: QueueId) -> &crate::state::Queue {
+        &self.queues[id.index()]
+    }
+
+    /// Applications waiting (maxRunningApps) anywhere under `id`.
+    pub fn waiting_apps_under(&self, id: QueueId) -> usize {
+        let q = self.q(id);
+        q.non_runnable_apps.len()
+            + q.children
+                .iter()
+                .map(|&c| self.waiting_apps_under(c))
+                .sum::<usize>()
+    }
+}

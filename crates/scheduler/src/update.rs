@@ -1,0 +1,160 @@
+//! The periodic update: demand, then instantaneous fair shares top-down (and steady shares
+//! whenever the cluster or the tree changes).
+
+use fairloom_model::{Millis, Resource, MEMORY};
+
+use crate::fair_share::{compute_shares_into, ShareInput};
+use crate::ids::{AppId, QueueId};
+use crate::policy::PolicyKind;
+use crate::tree::ROOT;
+use crate::FairScheduler;
+
+impl FairScheduler {
+    /// YARN's update thread, once: tidy the tree, recompute demand and fair shares.
+    /// (Starvation and preemption will run here.)
+    pub fn update(&mut self, _now: Millis) {
+        self.counters.updates += 1;
+        self.tidy_queues();
+        self.update_demand(ROOT);
+        self.q_mut(ROOT).fair_share = self.cluster;
+        self.recompute_shares(ROOT);
+    }
+
+    fn update_demand(&mut self, id: QueueId) -> Resource {
+        let mut demand = Resource::none();
+        if self.q(id).leaf {
+            let apps: Vec<AppId> = self
+                .q(id)
+                .runnable_apps
+                .iter()
+                .chain(&self.q(id).non_runnable_apps)
+                .copied()
+                .collect();
+            for a in apps {
+                let app = &mut self.apps[a.index()];
+                app.demand = app.usage.saturating_add(app.pending);
+                demand.add_assign(app.demand);
+            }
+        } else {
+            for c in self.q(id).children.clone() {
+                demand.add_assign(self.update_demand(c));
+            }
+        }
+        let capped = demand.componentwise_min(self.max_share(id));
+        self.q_mut(id).demand = capped;
+        capped
+    }
+
+    /// The resource types a parent's policy computes shares for: fair only memory (other
+    /// types keep whatever they held), drf every type.
+    fn share_types(&self, policy: PolicyKind) -> std::ops::Range<usize> {
+        match policy {
+            PolicyKind::Drf => 0..self.types,
+            PolicyKind::Fair | PolicyKind::Fifo => MEMORY..MEMORY + 1,
+        }
+    }
+
+    fn recompute_shares(&mut self, id: QueueId) {
+        let total = self.q(id).fair_share;
+        let policy = self.q(id).policy;
+        if self.q(id).leaf {
+            let apps = self.q(id).runnable_apps.clone();
+            if apps.is_empty() {
+                return;
+            }
+            if policy == PolicyKind::Fifo {
+                // The earliest app gets the leaf's whole share; the others keep theirs.
+                let earliest = apps.iter().copied().reduce(|best, a| {
+                    if self.apps[a.index()].start_time < self.apps[best.index()].start_time {
+                        a
+                    } else {
+                        best
+                    }
+                });
+                if let Some(e) = earliest {
+                    self.apps[e.index()].fair_share = total;
+                }
+                return;
+            }
+            let weights: Vec<f32> = apps.iter().map(|&a| self.app_weight(a)).collect();
+            let mut out = vec![0; apps.len()];
+            for t in self.share_types(policy) {
+                let inputs: Vec<ShareInput> = weights
+                    .iter()
+                    .map(|&w| ShareInput {
+                        weight: w,
+                        min_share: 0,
+                        max_share: i64::MAX,
+                        active: true,
+                    })
+                    .collect();
+                compute_shares_into(&inputs, total.get(t), false, &mut out);
+                for (a, share) in apps.iter().zip(&out) {
+                    self.apps[a.index()].fair_share.set(t, *share);
+                }
+            }
+            return;
+        }
+        let children = self.q(id).children.clone();
+        self.split_among_children(&children, total, policy, false);
+        for c in children {
+            self.recompute_shares(c);
+        }
+    }
+
+    fn split_among_children(
+        &mut self,
+        children: &[QueueId],
+        total: Resource,
+        policy: PolicyKind,
+        steady: bool,
+    ) {
+        if children.is_empty() {
+            return;
+        }
+        let maxes: Vec<Resource> = children.iter().map(|&c| self.max_share(c)).collect();
+        let mut out = vec![0; children.len()];
+        for t in self.share_types(policy) {
+            let inputs: Vec<ShareInput> = children
+                .iter()
+                .zip(&maxes)
+                .map(|(&c, max)| {
+                    let q = self.q(c);
+                    ShareInput {
+                        weight: q.settings.weight,
+                        min_share: q.settings.min_share.get(t),
+                        max_share: max.get(t),
+                        active: q.is_active(),
+                    }
+                })
+                .collect();
+            compute_shares_into(&inputs, total.get(t), steady, &mut out);
+            for (&c, share) in children.iter().zip(&out) {
+                let q = self.q_mut(c);
+                if steady {
+                    q.steady_fair_share.set(t, *share);
+                } else {
+                    q.fair_share.set(t, *share);
+                }
+            }
+        }
+    }
+
+    /// Steady fair shares: every queue takes part, active or not; apps get none.
+    pub(crate) fn recompute_steady_shares(&mut self) {
+        self.q_mut(ROOT).steady_fair_share = self.cluster;
+        self.recompute_steady(ROOT);
+    }
+
+    fn recompute_steady(&mut self, id: QueueId) {
+        if self.q(id).leaf {
+            return;
+        }
+        let children = self.q(id).children.clone();
+        let (total, policy) = (self.q(id).steady_fair_share, self.q(id).policy);
+        self.split_among_children(&children, total, policy, true);
+        for c in children {
+            self.recompute_steady(c);
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! Observations: the scheduler's state as the scenario format reports it.
+
+use fairloom_config::Acl;
+use fairloom_model::{Resource, ResourceTypes};
+use fairloom_scheduler::{AppState, FairScheduler, QueueId};
+use serde_json::{json, Map, Value};
+
+use super::runner::Runner;
+
+pub(crate) fn resource_json(types: &ResourceTypes, r: &Resource) -> Value {
+    let mut m = Map::new();
+    for (i, name) in types.names().iter().enumerate() {
+        m.insert(name.clone(), json!(r.get(i)));
+    }
+    Value::Object(m)
+}
+
+/// A Java float as the decimal it was written as (0.1f shows as 0.1, not 0.100000001).
+pub(crate) fn float_json(x: f32) -> Value {
+    let shortest: f64 = x.to_string().parse().unwrap_or(x as f64);
+    json!(shortest)
+}
+
+fn acl_json(acl: &Acl) -> Value {
+    Value::String(acl.to_string())
+}
+
+fn queue_json(s: &FairScheduler, id: QueueId) -> Value {
+    let types = s.resource_types();
+    let r = |x: &Resource| resource_json(types, x);
+    let q = s.queue(id);
+    let st = &q.settings;
+    let unbounded = types.unbounded();
+    let config = json!({
+        "type": if q.leaf { "leaf" } else { "parent" },
+        "weight": float_json(st.weight),
+        "min_resources": r(&st.min_share),
+        "max_resources": r(&s.configured_max_resources(id)),
+        "max_child_resources": st.max_child_resources.map_or(Value::Null, |m| r(&m.resolve(s.cluster_resource(), types.len()))),
+        "max_running_apps": st.max_running_apps,
+        "max_am_share": float_json(st.max_am_share),
+        "scheduling_policy": q.policy.name(),
+        "fair_share_preemption_timeout_ms": st.fair_share_preemption_timeout_ms,
+        "fair_share_preemption_threshold": float_json(st.fair_share_preemption_threshold),
+        "min_share_preemption_timeout_ms": st.min_share_preemption_timeout_ms,
+        "allow_preemption_from": st.allow_preemption_from,
+        "max_container_allocation": r(&s.max_container_allocation(id)),
+        "acl_submit_apps": acl_json(&st.acl_submit_apps),
+        "acl_administer_apps": acl_json(&st.acl_administer_apps),
+    });
+    let (runnable, waiting) = if q.leaf {
+        (q.runnable_apps.len() as u32, q.non_runnable_apps.len())
+    } else {
+        (q.runnable_count, s.waiting_apps_under(id))
+    };
+    let mut o = json!({
+        "steady_fair_share": r(&q.steady_fair_share),
+        "fair_share": r(&q.fair_share),
+        "usage": r(&q.usage),
+        "demand": r(&q.demand),
+        "min_share": r(&st.min_share),
+        "max_share": r(&s.max_share(id)),
+        "am_usage": r(&q.am_usage),
+        "weight": float_json(st.weight),
+        "policy": q.policy.name(),
+        "runnable_apps": runnable,
+        "non_runnable_apps": waiting,
+        "active": q.is_active(),
+        "dynamic": q.dynamic,
+        "config": config,
+    });
+    if q.leaf {
+        o["am_limit"] = r(&s.am_limit(id));
+    }
+    let _ = unbounded;
+    o
+}
+
+pub(crate) fn observe(runner: &Runner, label: &str) -> Value {
+    let s = &runner.scheduler;
+    let types = s.resource_types();
+    let r = |x: &Resource| resource_json(types, x);
+    let mut queues = Map::new();
+    for (id, q) in s.queues() {
+        queues.insert(q.name.clone(), queue_json(s, id));
+    }
+    let mut apps = Map::new();
+    for name in &runner.app_order {
+        let id = runner.apps[name];
+        let a = s.app(id);
+        let alive = !matches!(a.state, AppState::Finished | AppState::Rejected);
+        let queue = match a.state {
+            AppState::Rejected => Value::Null,
+            _ => a
+                .queue
+                .map_or(Value::Null, |q| Value::String(s.queue(q).name.clone())),
+        };
+        apps.insert(
+            name.clone(),
+            json!({
+                "queue": queue,
+                "state": a.state.name(),
+                "rejection": a.rejection,
+                "runnable": a.runnable,
+                "am_running": a.am_running,
+                "live_containers": a.live.len(),
+                "usage": r(&a.usage),
+                "demand": r(&a.demand),
+                "pending": r(&a.pending),
+                "fair_share": r(&a.fair_share),
+                "wait_reason": if alive { s.wait_reason(id).map(ToString::to_string) } else { None },
+            }),
+        );
+    }
+    let mut nodes = Map::new();
+    for (_, n) in s.nodes() {
+        nodes.insert(
+            n.name.clone(),
+            json!({
+                "allocated": r(&n.allocated),
+                "available": r(&n.unallocated()),
+                "containers": n.containers.len(),
+                "reserved_for": n.reservation.map(|res| s.app(res.app).name.clone()),
+            }),
+        );
+    }
+    json!({"label": label, "time_ms": runner.now, "queues": queues, "apps": apps, "nodes": nodes})
+}
