@@ -1,5 +1,6 @@
 //! `fairloom`: thin subcommands over the fairloom crates.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -7,6 +8,26 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 mod shares;
+
+/// Print to stdout; a closed pipe (`fairloom ... | head`) ends the output quietly.
+#[macro_export]
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::write_stdout(&format!($($arg)*))
+    };
+}
+
+pub fn write_stdout(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let result = out.write_all(line.as_bytes()).and_then(|_| out.write_all(b"\n"));
+    if let Err(e) = result {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("fairloom: cannot write to stdout: {e}");
+        std::process::exit(2);
+    }
+}
 
 #[derive(Parser)]
 #[command(
@@ -48,7 +69,7 @@ fn read(path: &PathBuf) -> Result<String> {
 fn scenario_run(file: &PathBuf) -> Result<ExitCode> {
     let outcome = fairloom_sim::scenario::run_text(&read(file)?, true);
     let (json, code) = outcome.to_json();
-    println!("{}", serde_json::to_string_pretty(&json)?);
+    outln!("{}", serde_json::to_string_pretty(&json)?);
     Ok(ExitCode::from(code as u8))
 }
 
@@ -58,45 +79,33 @@ fn scenario_check(files: &[PathBuf]) -> Result<ExitCode> {
         let text = match read(file) {
             Ok(t) => t,
             Err(e) => {
-                println!("FAIL {}: {e:#}", file.display());
+                outln!("FAIL {}: {e:#}", file.display());
                 failed += 1;
                 continue;
             }
         };
         let outcome = fairloom_sim::scenario::run_text(&text, true);
-        let name = if outcome.name.is_empty() {
-            file.display().to_string()
-        } else {
-            outcome.name.clone()
-        };
+        let name = if outcome.name.is_empty() { file.display().to_string() } else { outcome.name.clone() };
         match fairloom_sim::scenario::check(&outcome) {
             Ok(()) => {
-                println!("PASS {name}");
+                outln!("PASS {name}");
                 passed += 1;
             }
             Err(failures) => {
-                println!("FAIL {name}: {}", failures.join("; "));
+                outln!("FAIL {name}: {}", failures.join("; "));
                 failed += 1;
             }
         }
     }
-    println!("{passed} passed, {failed} failed");
-    Ok(if failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    outln!("{passed} passed, {failed} failed");
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
-        Command::Scenario {
-            command: ScenarioCommand::Run { file },
-        } => scenario_run(file),
-        Command::Scenario {
-            command: ScenarioCommand::Check { files },
-        } => scenario_check(files),
+        Command::Scenario { command: ScenarioCommand::Run { file } } => scenario_run(file),
+        Command::Scenario { command: ScenarioCommand::Check { files } } => scenario_check(files),
         Command::Shares(args) => shares::run(args),
     };
     match result {

@@ -20,11 +20,7 @@ fn names(part: &str) -> Vec<String> {
 
 impl Acl {
     pub fn everyone() -> Self {
-        Self {
-            all: true,
-            users: Vec::new(),
-            groups: Vec::new(),
-        }
+        Self { all: true, users: Vec::new(), groups: Vec::new() }
     }
 
     pub fn nobody() -> Self {
@@ -36,17 +32,11 @@ impl Acl {
             return Self::everyone();
         }
         let (users, groups) = text.split_once(' ').unwrap_or((text, ""));
-        Self {
-            all: false,
-            users: names(users),
-            groups: names(groups),
-        }
+        Self { all: false, users: names(users), groups: names(groups) }
     }
 
     pub fn allows(&self, user: &str, groups: &[String]) -> bool {
-        self.all
-            || self.users.iter().any(|u| u == user)
-            || self.groups.iter().any(|g| groups.contains(g))
+        self.all || self.users.iter().any(|u| u == user) || self.groups.iter().any(|g| groups.contains(g))
     }
 }
 

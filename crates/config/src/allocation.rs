@@ -23,8 +23,7 @@ pub enum PolicyKind {
     Fifo,
 }
 
-const POLICY_PACKAGE: &str =
-    "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.policies.";
+const POLICY_PACKAGE: &str = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.policies.";
 
 impl PolicyKind {
     /// YARN's `SchedulingPolicy.parse`: a short name in any case, or the policy's class name.
@@ -35,9 +34,7 @@ impl PolicyKind {
             ("fair", _) | (_, "FairSharePolicy") => Ok(Self::Fair),
             ("drf", _) | (_, "DominantResourceFairnessPolicy") => Ok(Self::Drf),
             ("fifo", _) | (_, "FifoPolicy") => Ok(Self::Fifo),
-            _ => Err(format!(
-                "unknown scheduling policy '{t}': use fair, drf or fifo"
-            )),
+            _ => Err(format!("unknown scheduling policy '{t}': use fair, drf or fifo")),
         }
     }
 
@@ -180,22 +177,17 @@ struct Loader<'t> {
 
 fn int(node: Node<'_, '_>) -> Result<i32> {
     let t = xml::text(node);
-    t.parse()
-        .map_err(|_| error_at(node, format!("'{t}' is not an integer")))
+    t.parse().map_err(|_| error_at(node, format!("'{t}' is not an integer")))
 }
 
 fn long(node: Node<'_, '_>) -> Result<i64> {
     let t = xml::text(node);
-    t.parse()
-        .map_err(|_| error_at(node, format!("'{t}' is not an integer")))
+    t.parse().map_err(|_| error_at(node, format!("'{t}' is not an integer")))
 }
 
 fn float(node: Node<'_, '_>) -> Result<f32> {
     let t = xml::text(node);
-    t.parse::<f32>()
-        .ok()
-        .filter(|x| x.is_finite())
-        .ok_or_else(|| error_at(node, format!("'{t}' is not a number")))
+    t.parse::<f32>().ok().filter(|x| x.is_finite()).ok_or_else(|| error_at(node, format!("'{t}' is not a number")))
 }
 
 /// A timeout in seconds in the file, milliseconds inside.
@@ -207,40 +199,26 @@ fn policy(node: Node<'_, '_>) -> Result<PolicyKind> {
     PolicyKind::parse(xml::text(node)).map_err(|m| error_at(node, m))
 }
 
-fn resource(
-    types: &ResourceTypes,
-    node: Node<'_, '_>,
-    missing: i64,
-) -> Result<ConfigurableResource> {
+fn resource(types: &ResourceTypes, node: Node<'_, '_>, missing: i64) -> Result<ConfigurableResource> {
     parse_resource(xml::text(node), types, missing).map_err(|m| error_at(node, m))
 }
 
 fn absolute(types: &ResourceTypes, node: Node<'_, '_>, missing: i64) -> Result<Resource> {
     match resource(types, node, missing)? {
         ConfigurableResource::Absolute(r) => Ok(r),
-        ConfigurableResource::Percentage(_) => {
-            Err(error_at(node, "a percentage is not allowed here"))
-        }
+        ConfigurableResource::Percentage(_) => Err(error_at(node, "a percentage is not allowed here")),
     }
 }
 
 impl Loader<'_> {
     fn load_queue(&mut self, parent: Option<&str>, element: Node<'_, '_>) -> Result<()> {
-        let raw = element
-            .attribute("name")
-            .ok_or_else(|| error_at(element, "a queue needs a name attribute"))?;
+        let raw = element.attribute("name").ok_or_else(|| error_at(element, "a queue needs a name attribute"))?;
         let name = trim_queue_name(raw);
         if name.is_empty() {
-            return Err(error_at(
-                element,
-                format!("queue name '{raw}' is empty or only white space"),
-            ));
+            return Err(error_at(element, format!("queue name '{raw}' is empty or only white space")));
         }
         if name.contains('.') {
-            return Err(error_at(
-                element,
-                format!("queue name '{name}' may not contain '.'"),
-            ));
+            return Err(error_at(element, format!("queue name '{name}' may not contain '.'")));
         }
         let path = match parent {
             Some(p) => format!("{p}.{name}"),
@@ -250,14 +228,7 @@ impl Loader<'_> {
             return Err(error_at(element, format!("queue {path} is defined twice")));
         }
         let explicit_parent = element.attribute("type") == Some("parent");
-        let mut q = QueueConfig::new(
-            path.clone(),
-            if explicit_parent {
-                QueueType::Parent
-            } else {
-                QueueType::Leaf
-            },
-        );
+        let mut q = QueueConfig::new(path.clone(), if explicit_parent { QueueType::Parent } else { QueueType::Leaf });
         q.line = xml::line_of(element);
         let index = if path == "root" {
             // Root is always present (first); a configured root replaces the placeholder.
@@ -275,88 +246,59 @@ impl Loader<'_> {
             match tag {
                 "minResources" => q.min_resources = Some(absolute(types, field, 0)?),
                 "maxResources" => q.max_resources = Some(resource(types, field, UNBOUNDED)?),
-                "maxChildResources" => {
-                    q.max_child_resources = Some(resource(types, field, UNBOUNDED)?)
-                }
-                "maxContainerAllocation" => {
-                    q.max_container_allocation = Some(absolute(types, field, UNBOUNDED)?)
-                }
+                "maxChildResources" => q.max_child_resources = Some(resource(types, field, UNBOUNDED)?),
+                "maxContainerAllocation" => q.max_container_allocation = Some(absolute(types, field, UNBOUNDED)?),
                 "maxRunningApps" | "maxRunningJobs" => q.max_running_apps = Some(int(field)?),
                 "maxAMShare" => q.max_am_share = Some(float(field)?.min(1.0)),
                 "weight" => q.weight = Some(float(field)?),
-                "minSharePreemptionTimeout" => {
-                    q.min_share_preemption_timeout_ms = Some(seconds(field)?)
-                }
-                "fairSharePreemptionTimeout" => {
-                    q.fair_share_preemption_timeout_ms = Some(seconds(field)?)
-                }
+                "minSharePreemptionTimeout" => q.min_share_preemption_timeout_ms = Some(seconds(field)?),
+                "fairSharePreemptionTimeout" => q.fair_share_preemption_timeout_ms = Some(seconds(field)?),
                 "fairSharePreemptionThreshold" => {
                     q.fair_share_preemption_threshold = Some(float(field)?.clamp(0.0, 1.0))
                 }
                 "schedulingPolicy" | "schedulingMode" => q.scheduling_policy = Some(policy(field)?),
                 "aclSubmitApps" => q.acl_submit_apps = Some(Acl::parse(field.text().unwrap_or(""))),
-                "aclAdministerApps" => {
-                    q.acl_administer_apps = Some(Acl::parse(field.text().unwrap_or("")))
-                }
+                "aclAdministerApps" => q.acl_administer_apps = Some(Acl::parse(field.text().unwrap_or(""))),
                 "aclAdministerReservations" => {
                     q.acl_administer_reservations = Some(Acl::parse(field.text().unwrap_or("")))
                 }
-                "aclListReservations" => {
-                    q.acl_list_reservations = Some(Acl::parse(field.text().unwrap_or("")))
-                }
-                "aclSubmitReservations" => {
-                    q.acl_submit_reservations = Some(Acl::parse(field.text().unwrap_or("")))
-                }
+                "aclListReservations" => q.acl_list_reservations = Some(Acl::parse(field.text().unwrap_or(""))),
+                "aclSubmitReservations" => q.acl_submit_reservations = Some(Acl::parse(field.text().unwrap_or(""))),
                 "reservation" => q.reservable = true,
-                "allowPreemptionFrom" => {
-                    q.allow_preemption_from = Some(java_bool(xml::text(field)))
-                }
+                "allowPreemptionFrom" => q.allow_preemption_from = Some(java_bool(xml::text(field))),
                 "queue" | "pool" => {
                     has_children = true;
                     self.load_queue(Some(&path), field)?;
                 }
-                other => {
-                    return Err(error_at(
-                        field,
-                        format!("unknown element <{other}> in queue {path}"),
-                    ))
-                }
+                other => return Err(error_at(field, format!("unknown element <{other}> in queue {path}"))),
             }
         }
         let q = &mut self.out.queues[index];
         if q.reservable && (has_children || explicit_parent) {
             return Err(error_at(
                 element,
-                format!("queue {path}: a queue with child queues or type='parent' cannot also have a <reservation> element"),
+                format!(
+                    "queue {path}: a queue with child queues or type='parent' cannot also have a <reservation> element"
+                ),
             ));
         }
         if has_children || q.reservable {
             q.queue_type = QueueType::Parent;
         }
         if q.queue_type == QueueType::Parent && q.max_am_share.is_some() && path != "root" {
-            return Err(error_at(
-                element,
-                format!("queue {path}: maxAMShare may only be set on a leaf queue"),
-            ));
+            return Err(error_at(element, format!("queue {path}: maxAMShare may only be set on a leaf queue")));
         }
         Ok(())
     }
 
     fn load_user(&mut self, element: Node<'_, '_>) -> Result<()> {
-        let name = element
-            .attribute("name")
-            .ok_or_else(|| error_at(element, "a user needs a name attribute"))?;
+        let name = element.attribute("name").ok_or_else(|| error_at(element, "a user needs a name attribute"))?;
         for field in xml::elements(element) {
             match field.tag_name().name() {
                 "maxRunningApps" | "maxRunningJobs" => {
                     self.out.user_max_apps.insert(name.to_string(), int(field)?);
                 }
-                other => {
-                    return Err(error_at(
-                        field,
-                        format!("unknown element <{other}> in user {name}"),
-                    ))
-                }
+                other => return Err(error_at(field, format!("unknown element <{other}> in user {name}"))),
             }
         }
         Ok(())
@@ -368,26 +310,18 @@ pub fn parse_allocation_file(text: &str, types: &ResourceTypes) -> Result<Alloca
     let doc = xml::parse(text)?;
     let root = doc.root_element();
     if root.tag_name().name() != "allocations" {
-        return Err(error_at(
-            root,
-            "bad allocation file: the root element must be <allocations>",
-        ));
+        return Err(error_at(root, "bad allocation file: the root element must be <allocations>"));
     }
-    let mut loader = Loader {
-        types,
-        out: AllocationFile::default(),
-    };
-    let queue_elements: Vec<Node> = xml::elements(root)
-        .filter(|n| matches!(n.tag_name().name(), "queue" | "pool"))
-        .collect();
+    let mut loader = Loader { types, out: AllocationFile::default() };
+    let queue_elements: Vec<Node> =
+        xml::elements(root).filter(|n| matches!(n.tag_name().name(), "queue" | "pool")).collect();
     let mut legacy_fair_timeout = None;
     for element in xml::elements(root) {
         let out = &mut loader.out;
         match element.tag_name().name() {
             "queue" | "pool" => {
-                let is_root = element
-                    .attribute("name")
-                    .is_some_and(|n| trim_queue_name(n).eq_ignore_ascii_case("root"));
+                let is_root =
+                    element.attribute("name").is_some_and(|n| trim_queue_name(n).eq_ignore_ascii_case("root"));
                 if is_root && queue_elements.len() > 1 {
                     return Err(error_at(
                         element,
@@ -397,12 +331,8 @@ pub fn parse_allocation_file(text: &str, types: &ResourceTypes) -> Result<Alloca
                 loader.load_queue(if is_root { None } else { Some("root") }, element)?;
             }
             "user" => loader.load_user(element)?,
-            "userMaxAppsDefault" | "userMaxJobsDefault" => {
-                out.user_max_apps_default = int(element)?
-            }
-            "queueMaxAppsDefault" | "queueMaxJobsDefault" => {
-                out.queue_max_apps_default = int(element)?
-            }
+            "userMaxAppsDefault" | "userMaxJobsDefault" => out.user_max_apps_default = int(element)?,
+            "queueMaxAppsDefault" | "queueMaxJobsDefault" => out.queue_max_apps_default = int(element)?,
             "queueMaxResourcesDefault" => {
                 let r = resource(types, element, UNBOUNDED)?;
                 loader.out.queue_max_resources_default = Some(r);
@@ -412,9 +342,7 @@ pub fn parse_allocation_file(text: &str, types: &ResourceTypes) -> Result<Alloca
                 out.default_fair_share_preemption_timeout_ms = Some(seconds(element)?)
             }
             "fairSharePreemptionTimeout" => legacy_fair_timeout = Some(seconds(element)?),
-            "defaultMinSharePreemptionTimeout" => {
-                out.default_min_share_preemption_timeout_ms = Some(seconds(element)?)
-            }
+            "defaultMinSharePreemptionTimeout" => out.default_min_share_preemption_timeout_ms = Some(seconds(element)?),
             "defaultFairSharePreemptionThreshold" => {
                 out.default_fair_share_preemption_threshold = Some(float(element)?.clamp(0.0, 1.0))
             }
@@ -432,10 +360,7 @@ pub fn parse_allocation_file(text: &str, types: &ResourceTypes) -> Result<Alloca
                 let (rules, warnings) = parse_placement_policy(element)?;
                 out.warnings.extend(warnings);
                 if rules.is_empty() {
-                    out.warnings.push(
-                        "queuePlacementPolicy has no rules: the generated policy is used"
-                            .to_string(),
-                    );
+                    out.warnings.push("queuePlacementPolicy has no rules: the generated policy is used".to_string());
                     out.placement_policy = None;
                 } else {
                     out.placement_policy = Some(rules);
@@ -444,19 +369,10 @@ pub fn parse_allocation_file(text: &str, types: &ResourceTypes) -> Result<Alloca
             "reservation-agent" => out.reservation_agent = Some(xml::text(element).to_string()),
             "reservation-policy" => out.reservation_policy = Some(xml::text(element).to_string()),
             "reservation-planner" => out.reservation_planner = Some(xml::text(element).to_string()),
-            other => {
-                return Err(error_at(
-                    element,
-                    format!("unknown element <{other}> in <allocations>"),
-                ))
-            }
+            other => return Err(error_at(element, format!("unknown element <{other}> in <allocations>"))),
         }
     }
-    if loader
-        .out
-        .default_fair_share_preemption_timeout_ms
-        .is_none()
-    {
+    if loader.out.default_fair_share_preemption_timeout_ms.is_none() {
         loader.out.default_fair_share_preemption_timeout_ms = legacy_fair_timeout;
     }
     Ok(loader.out)
@@ -496,10 +412,7 @@ mod tests {
             (b.queue_type, b.max_am_share, b.scheduling_policy),
             (QueueType::Leaf, Some(1.0), Some(PolicyKind::Fifo))
         );
-        assert_eq!(
-            f.queue("root.c").unwrap().fair_share_preemption_timeout_ms,
-            Some(60_000)
-        );
+        assert_eq!(f.queue("root.c").unwrap().fair_share_preemption_timeout_ms, Some(60_000));
         assert_eq!(f.queue("root.d").unwrap().queue_type, QueueType::Parent);
         assert_eq!(f.user_max_apps.get("bob"), Some(&2));
         assert_eq!(f.default_fair_share_preemption_timeout_ms, Some(7000));
@@ -507,32 +420,24 @@ mod tests {
 
     #[test]
     fn errors_name_line_and_element() {
-        let e = load("<allocations>\n<queue name=\"a\">\n<wieght>1</wieght></queue></allocations>")
-            .unwrap_err();
+        let e = load("<allocations>\n<queue name=\"a\">\n<wieght>1</wieght></queue></allocations>").unwrap_err();
         assert_eq!(e.line, Some(3));
         assert_eq!(e.element.as_deref(), Some("wieght"));
         assert!(load("<allocations><queue name=\"\"/></allocations>").is_err());
         assert!(load("<allocations><queue name=\"\u{a0}\"/></allocations>").is_err());
         assert!(load("<allocations><queue name=\"a.b\"/></allocations>").is_err());
         assert!(load("<allocation/>").is_err());
-        assert!(load("<allocations><defaultQueueSchedulingPolicy>fifo</defaultQueueSchedulingPolicy></allocations>").is_err());
-        assert!(load(
-            "<allocations><queue name=\"p\" type=\"parent\"><reservation/></queue></allocations>"
-        )
-        .is_err());
-        assert!(
-            load("<allocations><queue name=\"root\"/><queue name=\"x\"/></allocations>").is_err()
-        );
-        assert!(load(
-            "<allocations><queue name=\"a\"><weight>heavy</weight></queue></allocations>"
-        )
-        .is_err());
+        assert!(load("<allocations><defaultQueueSchedulingPolicy>fifo</defaultQueueSchedulingPolicy></allocations>")
+            .is_err());
+        assert!(load("<allocations><queue name=\"p\" type=\"parent\"><reservation/></queue></allocations>").is_err());
+        assert!(load("<allocations><queue name=\"root\"/><queue name=\"x\"/></allocations>").is_err());
+        assert!(load("<allocations><queue name=\"a\"><weight>heavy</weight></queue></allocations>").is_err());
         assert!(load("<allocations><queue name=\"a\"><maxResources>lots</maxResources></queue></allocations>").is_err());
+        assert!(load("<allocations><queue name=\"a\"><minResources>50%</minResources></queue></allocations>").is_err());
         assert!(load(
-            "<allocations><queue name=\"a\"><minResources>50%</minResources></queue></allocations>"
+            "<allocations><queue name=\"a\"><maxAMShare>0.5</maxAMShare><queue name=\"b\"/></queue></allocations>"
         )
         .is_err());
-        assert!(load("<allocations><queue name=\"a\"><maxAMShare>0.5</maxAMShare><queue name=\"b\"/></queue></allocations>").is_err());
         let e = load("<allocations><queue name=\"a\">").unwrap_err();
         assert!(e.message.contains("malformed XML"), "{e}");
     }
@@ -549,10 +454,7 @@ mod tests {
     #[test]
     fn policy_names() {
         assert_eq!(PolicyKind::parse("DRF"), Ok(PolicyKind::Drf));
-        assert_eq!(
-            PolicyKind::parse(&format!("{POLICY_PACKAGE}FifoPolicy")),
-            Ok(PolicyKind::Fifo)
-        );
+        assert_eq!(PolicyKind::parse(&format!("{POLICY_PACKAGE}FifoPolicy")), Ok(PolicyKind::Fifo));
         assert!(PolicyKind::parse("lottery").is_err());
     }
 }

@@ -14,12 +14,7 @@ pub struct ConfigError {
 
 impl ConfigError {
     pub fn new(message: impl Into<String>) -> Self {
-        Self {
-            file: None,
-            line: None,
-            element: None,
-            message: message.into(),
-        }
+        Self { file: None, line: None, element: None, message: message.into() }
     }
 
     pub fn at(mut self, line: u32) -> Self {

@@ -10,9 +10,7 @@ pub mod resource_string;
 mod xml;
 
 pub use acl::Acl;
-pub use allocation::{
-    parse_allocation_file, trim_queue_name, AllocationFile, PolicyKind, QueueConfig, QueueType,
-};
+pub use allocation::{parse_allocation_file, trim_queue_name, AllocationFile, PolicyKind, QueueConfig, QueueType};
 pub use error::ConfigError;
 pub use placement::{generated_policy, RuleConfig, RuleKind};
 pub use properties::{parse_site_xml, Properties, SchedulerProperties};

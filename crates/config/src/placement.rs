@@ -46,13 +46,7 @@ pub struct RuleConfig {
 
 impl RuleConfig {
     pub fn new(kind: RuleKind, create: bool) -> Self {
-        Self {
-            kind,
-            create,
-            queue: None,
-            nested: None,
-            line: 0,
-        }
+        Self { kind, create, queue: None, nested: None, line: 0 }
     }
 
     /// A rule after which no later rule can run.
@@ -67,11 +61,9 @@ impl RuleConfig {
 }
 
 fn parse_rule(element: Node<'_, '_>, warnings: &mut Vec<String>) -> Result<RuleConfig> {
-    let name = element
-        .attribute("name")
-        .ok_or_else(|| error_at(element, "a placement <rule> needs a name attribute"))?;
-    let kind = RuleKind::parse(name)
-        .ok_or_else(|| error_at(element, format!("unknown placement rule '{name}'")))?;
+    let name =
+        element.attribute("name").ok_or_else(|| error_at(element, "a placement <rule> needs a name attribute"))?;
+    let kind = RuleKind::parse(name).ok_or_else(|| error_at(element, format!("unknown placement rule '{name}'")))?;
     let create = element.attribute("create").map_or(true, java_bool);
     let queue = element.attribute("queue").map(|q| {
         let q = q.trim();
@@ -95,12 +87,7 @@ fn parse_rule(element: Node<'_, '_>, warnings: &mut Vec<String>) -> Result<RuleC
     }
     if kind == RuleKind::NestedUserQueue {
         match nested.as_ref().map(|n| n.kind) {
-            None => {
-                return Err(error_at(
-                    element,
-                    "nestedUserQueue needs a nested rule that names the parent queue",
-                ))
-            }
+            None => return Err(error_at(element, "nestedUserQueue needs a nested rule that names the parent queue")),
             Some(RuleKind::Reject | RuleKind::NestedUserQueue) => {
                 return Err(error_at(
                     element,
@@ -110,20 +97,14 @@ fn parse_rule(element: Node<'_, '_>, warnings: &mut Vec<String>) -> Result<RuleC
             Some(_) => {}
         }
     } else if nested.is_some() {
-        warnings.push(format!(
-            "line {}: only nestedUserQueue uses a nested rule; it is ignored",
-            xml::line_of(element)
-        ));
+        warnings
+            .push(format!("line {}: only nestedUserQueue uses a nested rule; it is ignored", xml::line_of(element)));
         nested = None;
     }
     Ok(RuleConfig {
         kind,
         create,
-        queue: if kind == RuleKind::Default {
-            queue
-        } else {
-            None
-        },
+        queue: if kind == RuleKind::Default { queue } else { None },
         nested,
         line: xml::line_of(element),
     })
@@ -152,25 +133,21 @@ pub fn parse_placement_policy(element: Node<'_, '_>) -> Result<(Vec<RuleConfig>,
 pub fn validate(rules: &[RuleConfig]) -> std::result::Result<(), String> {
     for (i, rule) in rules.iter().enumerate() {
         if rule.is_terminal() && i + 1 < rules.len() {
-            return Err(format!(
-                "rules after rule {} ({:?}) can never be reached",
-                i + 1,
-                rule.kind
-            ));
+            return Err(format!("rules after rule {} ({:?}) can never be reached", i + 1, rule.kind));
         }
     }
     match rules.last() {
-        Some(last) if !last.is_terminal() => Err("an application could get past the last placement rule without a queue: the last rule must be terminal".to_string()),
+        Some(last) if !last.is_terminal() => {
+            Err("an application could get past the last placement rule without a queue: the last rule must be terminal"
+                .to_string())
+        }
         _ => Ok(()),
     }
 }
 
 /// YARN's policy for a file without one: `specified(create=A)`, `user(create=A)` if U,
 /// then `default` if `!U || !A` (A = allow-undeclared-pools, U = user-as-default-queue).
-pub fn generated_policy(
-    allow_undeclared_pools: bool,
-    user_as_default_queue: bool,
-) -> Vec<RuleConfig> {
+pub fn generated_policy(allow_undeclared_pools: bool, user_as_default_queue: bool) -> Vec<RuleConfig> {
     let mut rules = vec![RuleConfig::new(RuleKind::Specified, allow_undeclared_pools)];
     if user_as_default_queue {
         rules.push(RuleConfig::new(RuleKind::User, allow_undeclared_pools));
@@ -192,13 +169,8 @@ mod tests {
 
     #[test]
     fn terminal_rules() {
-        assert!(
-            policy("<p><rule name='specified'/><rule name='user' create='false'/></p>").is_err()
-        );
-        assert!(
-            policy("<p><rule name='specified'/><rule name='default'/><rule name='user'/></p>")
-                .is_err()
-        );
+        assert!(policy("<p><rule name='specified'/><rule name='user' create='false'/></p>").is_err());
+        assert!(policy("<p><rule name='specified'/><rule name='default'/><rule name='user'/></p>").is_err());
         assert!(policy("<p><rule/></p>").is_err());
         assert!(policy("<p><rule name='user'><rule/></rule></p>").is_err());
         assert!(policy("<p><rule name='nestedUserQueue'/></p>").is_err());
@@ -206,25 +178,14 @@ mod tests {
         let (rules, warnings) = policy("<p><notarule/></p>").unwrap();
         assert!(rules.is_empty() && warnings.len() == 1);
         let (rules, _) = policy("<p><rule name='specified' create='false'/><rule name='nestedUserQueue'><rule name='default' queue='parent'/></rule></p>").unwrap();
-        assert_eq!(
-            rules[1].nested.as_ref().unwrap().queue.as_deref(),
-            Some("root.parent")
-        );
+        assert_eq!(rules[1].nested.as_ref().unwrap().queue.as_deref(), Some("root.parent"));
     }
 
     #[test]
     fn generated() {
-        let kinds = |a, u| {
-            generated_policy(a, u)
-                .iter()
-                .map(|r| r.kind)
-                .collect::<Vec<_>>()
-        };
+        let kinds = |a, u| generated_policy(a, u).iter().map(|r| r.kind).collect::<Vec<_>>();
         assert_eq!(kinds(true, true), [RuleKind::Specified, RuleKind::User]);
-        assert_eq!(
-            kinds(false, false),
-            [RuleKind::Specified, RuleKind::Default]
-        );
+        assert_eq!(kinds(false, false), [RuleKind::Specified, RuleKind::Default]);
         assert!(validate(&generated_policy(false, true)).is_ok());
     }
 }

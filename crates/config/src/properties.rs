@@ -16,18 +16,12 @@ pub fn parse_site_xml(text: &str) -> Result<Properties> {
     let doc = xml::parse(text)?;
     let root = doc.root_element();
     if root.tag_name().name() != "configuration" {
-        return Err(xml::error_at(
-            root,
-            "the root element must be <configuration>",
-        ));
+        return Err(xml::error_at(root, "the root element must be <configuration>"));
     }
     let mut props = Properties::new();
     for property in xml::elements(root) {
         if property.tag_name().name() != "property" {
-            return Err(xml::error_at(
-                property,
-                "unknown element: only <property> may appear in <configuration>",
-            ));
+            return Err(xml::error_at(property, "unknown element: only <property> may appear in <configuration>"));
         }
         let mut name = None;
         let mut value = None;
@@ -36,12 +30,7 @@ pub fn parse_site_xml(text: &str) -> Result<Properties> {
                 "name" => name = Some(xml::text(field).to_string()),
                 "value" => value = Some(field.text().unwrap_or("").to_string()),
                 "description" | "final" | "source" => {}
-                other => {
-                    return Err(xml::error_at(
-                        field,
-                        format!("unknown element <{other}> in <property>"),
-                    ))
-                }
+                other => return Err(xml::error_at(field, format!("unknown element <{other}> in <property>"))),
             }
         }
         let name = name.ok_or_else(|| xml::error_at(property, "<property> without <name>"))?;
@@ -62,11 +51,9 @@ pub mod names {
     pub const USER_AS_DEFAULT_QUEUE: &str = "yarn.scheduler.fair.user-as-default-queue";
     pub const ALLOW_UNDECLARED_POOLS: &str = "yarn.scheduler.fair.allow-undeclared-pools";
     pub const PREEMPTION: &str = "yarn.scheduler.fair.preemption";
-    pub const UTILIZATION_THRESHOLD: &str =
-        "yarn.scheduler.fair.preemption.cluster-utilization-threshold";
+    pub const UTILIZATION_THRESHOLD: &str = "yarn.scheduler.fair.preemption.cluster-utilization-threshold";
     pub const WAIT_BEFORE_KILL: &str = "yarn.scheduler.fair.waitTimeBeforeKill";
-    pub const WAIT_BEFORE_NEXT_STARVATION_CHECK: &str =
-        "yarn.scheduler.fair.waitTimeBeforeNextStarvationCheck";
+    pub const WAIT_BEFORE_NEXT_STARVATION_CHECK: &str = "yarn.scheduler.fair.waitTimeBeforeNextStarvationCheck";
     pub const SIZE_BASED_WEIGHT: &str = "yarn.scheduler.fair.sizebasedweight";
     pub const ASSIGN_MULTIPLE: &str = "yarn.scheduler.fair.assignmultiple";
     pub const DYNAMIC_MAX_ASSIGN: &str = "yarn.scheduler.fair.dynamic.max.assign";
@@ -76,14 +63,11 @@ pub mod names {
     pub const LOCALITY_DELAY_NODE_MS: &str = "yarn.scheduler.fair.locality-delay-node-ms";
     pub const LOCALITY_DELAY_RACK_MS: &str = "yarn.scheduler.fair.locality-delay-rack-ms";
     pub const CONTINUOUS_SCHEDULING: &str = "yarn.scheduler.fair.continuous-scheduling-enabled";
-    pub const CONTINUOUS_SCHEDULING_SLEEP_MS: &str =
-        "yarn.scheduler.fair.continuous-scheduling-sleep-ms";
+    pub const CONTINUOUS_SCHEDULING_SLEEP_MS: &str = "yarn.scheduler.fair.continuous-scheduling-sleep-ms";
     pub const UPDATE_INTERVAL_MS: &str = "yarn.scheduler.fair.update-interval-ms";
     pub const RESERVABLE_NODES: &str = "yarn.scheduler.fair.reservable-nodes";
-    pub const RESERVATION_THRESHOLD_MULTIPLE: &str =
-        "yarn.scheduler.reservation-threshold.increment-multiple";
-    pub const NM_HEARTBEAT_INTERVAL_MS: &str =
-        "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms";
+    pub const RESERVATION_THRESHOLD_MULTIPLE: &str = "yarn.scheduler.reservation-threshold.increment-multiple";
+    pub const NM_HEARTBEAT_INTERVAL_MS: &str = "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms";
 }
 
 /// What the Fair Scheduler reads from yarn-site.xml, resolved and validated.
@@ -156,11 +140,7 @@ impl Reader<'_> {
     fn float(&self, name: &str, default: f64) -> Result<f64> {
         match self.raw(name) {
             None | Some("") => Ok(default),
-            Some(v) => v
-                .parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite())
-                .ok_or_else(|| Self::error(name, v, "a number")),
+            Some(v) => v.parse::<f64>().ok().filter(|x| x.is_finite()).ok_or_else(|| Self::error(name, v, "a number")),
         }
     }
 
@@ -168,9 +148,9 @@ impl Reader<'_> {
     fn with_units(&self, name: &str, is_memory: bool) -> Result<Option<i64>> {
         match self.raw(name) {
             None | Some("") => Ok(None),
-            Some(v) => parse_with_units(v, is_memory)
-                .map(Some)
-                .map_err(|m| ConfigError::new(m).element(name.to_string())),
+            Some(v) => {
+                parse_with_units(v, is_memory).map(Some).map_err(|m| ConfigError::new(m).element(name.to_string()))
+            }
         }
     }
 }
@@ -178,13 +158,9 @@ impl Reader<'_> {
 /// Hadoop's unit suffixes: binary (Ki, Mi, Gi, Ti, Pi) and decimal (k, M, G, T, P).
 /// Memory is expressed in MiB, so "1 Gi" is 1024 and "512Mi" is 512.
 fn parse_with_units(value: &str, is_memory: bool) -> std::result::Result<i64, String> {
-    let digits_end = value
-        .find(|c: char| !(c.is_ascii_digit() || c == '-'))
-        .unwrap_or(value.len());
+    let digits_end = value.find(|c: char| !(c.is_ascii_digit() || c == '-')).unwrap_or(value.len());
     let (number, unit) = value.split_at(digits_end);
-    let number: i64 = number
-        .parse()
-        .map_err(|_| format!("'{value}' is not an integer with an optional unit"))?;
+    let number: i64 = number.parse().map_err(|_| format!("'{value}' is not an integer with an optional unit"))?;
     let unit = unit.trim();
     let factor: f64 = match unit {
         "" => return Ok(number),
@@ -271,16 +247,9 @@ impl SchedulerProperties {
                 let (min_name, max_name) = match i {
                     MEMORY => (names::MIN_MB.to_string(), names::MAX_MB.to_string()),
                     VCORES => (names::MIN_VCORES.to_string(), names::MAX_VCORES.to_string()),
-                    _ => (
-                        type_property(ty, "minimum-allocation"),
-                        type_property(ty, "maximum-allocation"),
-                    ),
+                    _ => (type_property(ty, "minimum-allocation"), type_property(ty, "maximum-allocation")),
                 };
-                let label = if i == MEMORY {
-                    "memory".to_string()
-                } else {
-                    ty.clone()
-                };
+                let label = if i == MEMORY { "memory".to_string() } else { ty.clone() };
                 return Err(ConfigError::new(format!(
                     "Invalid resource scheduler {label} allocation configuration: {min_name}={lo}, {max_name}={hi}: \
                      the minimum must be at least 0 and the maximum no smaller than the minimum"
@@ -310,23 +279,17 @@ impl SchedulerProperties {
             minimum_allocation: min,
             maximum_allocation: max,
             increment_allocation: inc,
-            allocation_file: r
-                .raw(names::ALLOCATION_FILE)
-                .unwrap_or("fair-scheduler.xml")
-                .to_string(),
+            allocation_file: r.raw(names::ALLOCATION_FILE).unwrap_or("fair-scheduler.xml").to_string(),
             user_as_default_queue: r.bool(names::USER_AS_DEFAULT_QUEUE, true)?,
             allow_undeclared_pools: r.bool(names::ALLOW_UNDECLARED_POOLS, true)?,
             preemption: r.bool(names::PREEMPTION, false)?,
             preemption_utilization_threshold: r.float(names::UTILIZATION_THRESHOLD, 0.8)? as f32,
             wait_time_before_kill_ms: r.long(names::WAIT_BEFORE_KILL, 15_000)?,
-            wait_time_before_next_starvation_check_ms: r
-                .long(names::WAIT_BEFORE_NEXT_STARVATION_CHECK, 10_000)?,
+            wait_time_before_next_starvation_check_ms: r.long(names::WAIT_BEFORE_NEXT_STARVATION_CHECK, 10_000)?,
             size_based_weight: r.bool(names::SIZE_BASED_WEIGHT, false)?,
             assign_multiple: r.bool(names::ASSIGN_MULTIPLE, false)?,
             dynamic_max_assign: r.bool(names::DYNAMIC_MAX_ASSIGN, true)?,
-            max_assign: r
-                .long(names::MAX_ASSIGN, -1)?
-                .clamp(i32::MIN as i64, i32::MAX as i64) as i32,
+            max_assign: r.long(names::MAX_ASSIGN, -1)?.clamp(i32::MIN as i64, i32::MAX as i64) as i32,
             locality_threshold_node: r.float(names::LOCALITY_THRESHOLD_NODE, -1.0)?,
             locality_threshold_rack: r.float(names::LOCALITY_THRESHOLD_RACK, -1.0)?,
             locality_delay_node_ms: r.long(names::LOCALITY_DELAY_NODE_MS, -1)?,
@@ -335,9 +298,7 @@ impl SchedulerProperties {
             continuous_scheduling_sleep_ms: r.long(names::CONTINUOUS_SCHEDULING_SLEEP_MS, 5)?,
             update_interval_ms: r.long(names::UPDATE_INTERVAL_MS, 500)?,
             reservable_nodes: r.float(names::RESERVABLE_NODES, 0.05)? as f32,
-            reservation_threshold_increment_multiple: r
-                .float(names::RESERVATION_THRESHOLD_MULTIPLE, 2.0)?
-                as f32,
+            reservation_threshold_increment_multiple: r.float(names::RESERVATION_THRESHOLD_MULTIPLE, 2.0)? as f32,
             nm_heartbeat_interval_ms: r.long(names::NM_HEARTBEAT_INTERVAL_MS, 1000)?,
             warnings,
         })
@@ -347,14 +308,8 @@ impl SchedulerProperties {
     pub fn reservation_threshold(&self) -> Resource {
         let m = self.reservation_threshold_increment_multiple as f64;
         let mut r = Resource::none();
-        r.set(
-            MEMORY,
-            (self.increment_allocation.memory() as f64 * m) as i64,
-        );
-        r.set(
-            VCORES,
-            (self.increment_allocation.vcores() as f64 * m) as i64,
-        );
+        r.set(MEMORY, (self.increment_allocation.memory() as f64 * m) as i64);
+        r.set(VCORES, (self.increment_allocation.vcores() as f64 * m) as i64);
         r
     }
 }
@@ -364,10 +319,7 @@ mod tests {
     use super::*;
 
     fn props(pairs: &[(&str, &str)]) -> Properties {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
     }
 
     #[test]
@@ -384,38 +336,24 @@ mod tests {
 
     #[test]
     fn bounds_are_validated() {
-        let e = SchedulerProperties::from_properties(
-            &props(&[(names::MIN_MB, "2048"), (names::MAX_MB, "1024")]),
-            &[],
-        )
-        .unwrap_err();
-        assert!(
-            e.message.starts_with("Invalid resource scheduler memory"),
-            "{e}"
-        );
+        let e = SchedulerProperties::from_properties(&props(&[(names::MIN_MB, "2048"), (names::MAX_MB, "1024")]), &[])
+            .unwrap_err();
+        assert!(e.message.starts_with("Invalid resource scheduler memory"), "{e}");
         assert_eq!(e.element.as_deref(), Some(names::MIN_MB));
         assert!(SchedulerProperties::from_properties(
             &props(&[(names::MIN_VCORES, "2"), (names::MAX_VCORES, "1")]),
             &[]
         )
         .is_err());
-        assert!(
-            SchedulerProperties::from_properties(&props(&[(names::MIN_MB, "-1")]), &[]).is_err()
-        );
-        assert!(
-            SchedulerProperties::from_properties(&props(&[(names::INCREMENT_MB, "0")]), &[])
-                .is_err()
-        );
+        assert!(SchedulerProperties::from_properties(&props(&[(names::MIN_MB, "-1")]), &[]).is_err());
+        assert!(SchedulerProperties::from_properties(&props(&[(names::INCREMENT_MB, "0")]), &[]).is_err());
         assert!(SchedulerProperties::from_properties(&props(&[(names::MIN_MB, "0")]), &[]).is_ok());
     }
 
     #[test]
     fn unit_suffixes_and_per_type_increment_wins() {
         let p = SchedulerProperties::from_properties(
-            &props(&[
-                (names::INCREMENT_MB, "512"),
-                ("yarn.resource-types.memory-mb.increment-allocation", "1 Gi"),
-            ]),
+            &props(&[(names::INCREMENT_MB, "512"), ("yarn.resource-types.memory-mb.increment-allocation", "1 Gi")]),
             &[],
         )
         .unwrap();
@@ -427,12 +365,9 @@ mod tests {
 
     #[test]
     fn bad_values_name_the_property() {
-        let e =
-            SchedulerProperties::from_properties(&props(&[(names::ASSIGN_MULTIPLE, "yes")]), &[])
-                .unwrap_err();
+        let e = SchedulerProperties::from_properties(&props(&[(names::ASSIGN_MULTIPLE, "yes")]), &[]).unwrap_err();
         assert_eq!(e.element.as_deref(), Some(names::ASSIGN_MULTIPLE));
-        let e = SchedulerProperties::from_properties(&props(&[(names::MAX_MB, "lots")]), &[])
-            .unwrap_err();
+        let e = SchedulerProperties::from_properties(&props(&[(names::MAX_MB, "lots")]), &[]).unwrap_err();
         assert!(e.to_string().contains(names::MAX_MB));
     }
 

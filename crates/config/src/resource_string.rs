@@ -34,11 +34,7 @@ impl ConfigurableResource {
 
 /// Parse a resource string. `missing` is the value of a type the string does not name
 /// (unbounded for maxima, 0 for minima), in new-style absolute form only.
-pub fn parse_resource(
-    value: &str,
-    types: &ResourceTypes,
-    missing: i64,
-) -> Result<ConfigurableResource, String> {
+pub fn parse_resource(value: &str, types: &ResourceTypes, missing: i64) -> Result<ConfigurableResource, String> {
     let trimmed = value.trim();
     if trimmed.is_empty() {
         return Err("empty resource value".to_string());
@@ -71,9 +67,7 @@ fn find_old_style(value: &str, unit: &str) -> Result<i64, String> {
         let Some(number) = number_before(&value[..at]) else {
             continue;
         };
-        let parsed: f64 = number
-            .parse()
-            .map_err(|_| format!("Invalid value of {unit}: {number}"))?;
+        let parsed: f64 = number.parse().map_err(|_| format!("Invalid value of {unit}: {number}"))?;
         if parsed < 0.0 {
             return Err(format!("Invalid value of {unit}: {number}"));
         }
@@ -96,8 +90,7 @@ fn number_before(prefix: &str) -> Option<&str> {
     let candidate = &body[start..];
     let digits = candidate.trim_start_matches('-');
     // The regex requires digits first; a dot may only follow them, once.
-    let valid = digits.as_bytes().first().is_some_and(u8::is_ascii_digit)
-        && digits.matches('.').count() <= 1;
+    let valid = digits.as_bytes().first().is_some_and(u8::is_ascii_digit) && digits.matches('.').count() <= 1;
     valid.then_some(candidate)
 }
 
@@ -114,9 +107,7 @@ fn find_percentage(value: &str, unit: &str) -> Result<f64, String> {
             if number.starts_with('-') {
                 return Err(format!("Invalid percentage: {value}"));
             }
-            return number
-                .parse::<f64>()
-                .map_err(|_| format!("Invalid percentage: {value}"));
+            return number.parse::<f64>().map_err(|_| format!("Invalid percentage: {value}"));
         }
     }
     if unit.is_empty() {
@@ -126,10 +117,7 @@ fn find_percentage(value: &str, unit: &str) -> Result<f64, String> {
     }
 }
 
-fn old_style_percentage(
-    value: &str,
-    types: &ResourceTypes,
-) -> Result<ConfigurableResource, String> {
+fn old_style_percentage(value: &str, types: &ResourceTypes) -> Result<ConfigurableResource, String> {
     let mut p = [0.0; MAX_RESOURCE_TYPES];
     let parts: Vec<&str> = value.split(',').collect();
     if parts.len() == 1 {
@@ -151,43 +139,28 @@ fn pairs<'a>(value: &'a str, types: &ResourceTypes) -> Result<Vec<(usize, &'a st
             let (name, v) = part
                 .split_once('=')
                 .filter(|(_, v)| !v.contains('='))
-                .ok_or_else(|| {
-                    format!("'{value}': every resource must be of the form name=value")
-                })?;
+                .ok_or_else(|| format!("'{value}': every resource must be of the form name=value"))?;
             let name = name.trim();
-            let index = types
-                .index_of(name)
-                .ok_or_else(|| format!("'{value}': unknown resource type '{name}'"))?;
+            let index = types.index_of(name).ok_or_else(|| format!("'{value}': unknown resource type '{name}'"))?;
             Ok((index, v.trim()))
         })
         .collect()
 }
 
-fn new_style_absolute(
-    value: &str,
-    types: &ResourceTypes,
-    missing: i64,
-) -> Result<ConfigurableResource, String> {
+fn new_style_absolute(value: &str, types: &ResourceTypes, missing: i64) -> Result<ConfigurableResource, String> {
     let mut r = types.filled(missing);
     for (index, v) in pairs(value, types)? {
-        let parsed: i64 = v
-            .parse()
-            .map_err(|_| format!("'{value}': '{v}' is not an integer (units are not allowed)"))?;
+        let parsed: i64 =
+            v.parse().map_err(|_| format!("'{value}': '{v}' is not an integer (units are not allowed)"))?;
         if parsed < 0 {
-            return Err(format!(
-                "'{value}': negative value for {}",
-                types.name(index)
-            ));
+            return Err(format!("'{value}': negative value for {}", types.name(index)));
         }
         r.set(index, parsed);
     }
     Ok(ConfigurableResource::Absolute(r))
 }
 
-fn new_style_percentage(
-    value: &str,
-    types: &ResourceTypes,
-) -> Result<ConfigurableResource, String> {
+fn new_style_percentage(value: &str, types: &ResourceTypes) -> Result<ConfigurableResource, String> {
     // Unlisted types mean 100%.
     let mut p = [0.0; MAX_RESOURCE_TYPES];
     for slot in p.iter_mut().take(types.len()) {
@@ -195,9 +168,7 @@ fn new_style_percentage(
     }
     for (index, v) in pairs(value, types)? {
         if !v.contains('%') {
-            return Err(format!(
-                "'{value}': percentages and absolute values cannot be mixed"
-            ));
+            return Err(format!("'{value}': percentages and absolute values cannot be mixed"));
         }
         p[index] = find_percentage(v, "")? / 100.0;
     }
@@ -243,17 +214,9 @@ mod tests {
     #[test]
     fn old_style_errors() {
         let t = types();
-        assert_eq!(
-            parse_resource("1024 mb", &t, 0).unwrap_err(),
-            "Missing resource: vcores"
-        );
-        assert_eq!(
-            parse_resource("2 vcores", &t, 0).unwrap_err(),
-            "Missing resource: mb"
-        );
-        assert!(parse_resource("-5 mb, 2 vcores", &t, 0)
-            .unwrap_err()
-            .contains("Invalid value"));
+        assert_eq!(parse_resource("1024 mb", &t, 0).unwrap_err(), "Missing resource: vcores");
+        assert_eq!(parse_resource("2 vcores", &t, 0).unwrap_err(), "Missing resource: mb");
+        assert!(parse_resource("-5 mb, 2 vcores", &t, 0).unwrap_err().contains("Invalid value"));
         assert!(parse_resource("", &t, 0).is_err());
         assert!(parse_resource("50% memory, 1024 mb", &t, 0).is_err());
         assert!(parse_resource("-50%", &t, 0).is_err());
@@ -263,28 +226,12 @@ mod tests {
     fn percentages_resolve_against_cluster() {
         let t = types();
         let cluster = Resource::from_values(&[10240, 4, 8]);
-        let r = |v| {
-            parse_resource(v, &t, UNBOUNDED)
-                .unwrap()
-                .resolve(cluster, 3)
-        };
+        let r = |v| parse_resource(v, &t, UNBOUNDED).unwrap().resolve(cluster, 3);
         assert_eq!(r("50%"), Resource::from_values(&[5120, 2, 4]));
-        assert_eq!(
-            r("vcores=75%, memory-mb=40%"),
-            Resource::from_values(&[4096, 3, 8])
-        );
-        assert_eq!(
-            r(" vcores = 75 % , memory-mb = 40 % "),
-            Resource::from_values(&[4096, 3, 8])
-        );
-        assert_eq!(
-            r("vcores=75%, memory-mb=40%, test1=50%"),
-            Resource::from_values(&[4096, 3, 4])
-        );
-        assert_eq!(
-            r("50% memory, 25% cpu"),
-            Resource::from_values(&[5120, 1, 0])
-        );
+        assert_eq!(r("vcores=75%, memory-mb=40%"), Resource::from_values(&[4096, 3, 8]));
+        assert_eq!(r(" vcores = 75 % , memory-mb = 40 % "), Resource::from_values(&[4096, 3, 8]));
+        assert_eq!(r("vcores=75%, memory-mb=40%, test1=50%"), Resource::from_values(&[4096, 3, 4]));
+        assert_eq!(r("50% memory, 25% cpu"), Resource::from_values(&[5120, 1, 0]));
         assert!(parse_resource("vcores=75%, memory-mb=1024", &t, 0).is_err());
     }
 
@@ -298,9 +245,7 @@ mod tests {
             ConfigurableResource::Absolute(Resource::from_values(&[0, 2, 0]))
         );
         assert!(parse_resource("memory-mb=1Gi", &t, 0).is_err());
-        assert!(parse_resource("gpus=1", &t, 0)
-            .unwrap_err()
-            .contains("unknown resource type"));
+        assert!(parse_resource("gpus=1", &t, 0).unwrap_err().contains("unknown resource type"));
         assert!(parse_resource("memory-mb=1=2", &t, 0).is_err());
     }
 }

@@ -16,9 +16,7 @@ pub fn line_of(node: Node<'_, '_>) -> u32 {
 
 /// An error located at `node`, naming its element.
 pub fn error_at(node: Node<'_, '_>, message: impl Into<String>) -> ConfigError {
-    ConfigError::new(message)
-        .at(line_of(node))
-        .element(node.tag_name().name())
+    ConfigError::new(message).at(line_of(node)).element(node.tag_name().name())
 }
 
 /// Child elements only (text and comments skipped).

@@ -42,11 +42,7 @@ impl fmt::Display for ApplicationId {
 impl fmt::Display for ApplicationAttemptId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let app = self.application;
-        write!(
-            f,
-            "appattempt_{}_{:04}_{:06}",
-            app.cluster_timestamp, app.id, self.attempt
-        )
+        write!(f, "appattempt_{}_{:04}_{:06}", app.cluster_timestamp, app.id, self.attempt)
     }
 }
 
@@ -57,38 +53,21 @@ impl fmt::Display for ContainerId {
         if self.epoch > 0 {
             write!(f, "e{:02}_", self.epoch)?;
         }
-        write!(
-            f,
-            "{}_{:04}_{:02}_{:06}",
-            app.cluster_timestamp, app.id, self.attempt.attempt, self.id
-        )
+        write!(f, "{}_{:04}_{:02}_{:06}", app.cluster_timestamp, app.id, self.attempt.attempt, self.id)
     }
 }
 
-fn parts<'a>(
-    text: &'a str,
-    prefix: &str,
-    kind: &'static str,
-) -> Result<Vec<&'a str>, IdParseError> {
+fn parts<'a>(text: &'a str, prefix: &str, kind: &'static str) -> Result<Vec<&'a str>, IdParseError> {
     text.strip_prefix(prefix)
         .map(|rest| rest.split('_').collect())
-        .ok_or_else(|| IdParseError {
-            kind,
-            text: text.to_string(),
-        })
+        .ok_or_else(|| IdParseError { kind, text: text.to_string() })
 }
 
 fn num<T: FromStr>(s: &str, kind: &'static str, text: &str) -> Result<T, IdParseError> {
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(IdParseError {
-            kind,
-            text: text.to_string(),
-        });
+        return Err(IdParseError { kind, text: text.to_string() });
     }
-    s.parse().map_err(|_| IdParseError {
-        kind,
-        text: text.to_string(),
-    })
+    s.parse().map_err(|_| IdParseError { kind, text: text.to_string() })
 }
 
 impl FromStr for ApplicationId {
@@ -96,14 +75,8 @@ impl FromStr for ApplicationId {
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         const KIND: &str = "application";
         match parts(text, "application_", KIND)?.as_slice() {
-            [ts, id] => Ok(Self {
-                cluster_timestamp: num(ts, KIND, text)?,
-                id: num(id, KIND, text)?,
-            }),
-            _ => Err(IdParseError {
-                kind: KIND,
-                text: text.to_string(),
-            }),
+            [ts, id] => Ok(Self { cluster_timestamp: num(ts, KIND, text)?, id: num(id, KIND, text)? }),
+            _ => Err(IdParseError { kind: KIND, text: text.to_string() }),
         }
     }
 }
@@ -114,16 +87,10 @@ impl FromStr for ApplicationAttemptId {
         const KIND: &str = "application attempt";
         match parts(text, "appattempt_", KIND)?.as_slice() {
             [ts, id, attempt] => Ok(Self {
-                application: ApplicationId {
-                    cluster_timestamp: num(ts, KIND, text)?,
-                    id: num(id, KIND, text)?,
-                },
+                application: ApplicationId { cluster_timestamp: num(ts, KIND, text)?, id: num(id, KIND, text)? },
                 attempt: num(attempt, KIND, text)?,
             }),
-            _ => Err(IdParseError {
-                kind: KIND,
-                text: text.to_string(),
-            }),
+            _ => Err(IdParseError { kind: KIND, text: text.to_string() }),
         }
     }
 }
@@ -140,19 +107,13 @@ impl FromStr for ContainerId {
         match rest {
             [ts, id, attempt, cid] => Ok(Self {
                 attempt: ApplicationAttemptId {
-                    application: ApplicationId {
-                        cluster_timestamp: num(ts, KIND, text)?,
-                        id: num(id, KIND, text)?,
-                    },
+                    application: ApplicationId { cluster_timestamp: num(ts, KIND, text)?, id: num(id, KIND, text)? },
                     attempt: num(attempt, KIND, text)?,
                 },
                 epoch,
                 id: num(cid, KIND, text)?,
             }),
-            _ => Err(IdParseError {
-                kind: KIND,
-                text: text.to_string(),
-            }),
+            _ => Err(IdParseError { kind: KIND, text: text.to_string() }),
         }
     }
 }
@@ -163,21 +124,11 @@ mod tests {
 
     #[test]
     fn formats_like_yarn() {
-        let app = ApplicationId {
-            cluster_timestamp: 1_700_000_000_000,
-            id: 7,
-        };
+        let app = ApplicationId { cluster_timestamp: 1_700_000_000_000, id: 7 };
         assert_eq!(app.to_string(), "application_1700000000000_0007");
-        let attempt = ApplicationAttemptId {
-            application: app,
-            attempt: 1,
-        };
+        let attempt = ApplicationAttemptId { application: app, attempt: 1 };
         assert_eq!(attempt.to_string(), "appattempt_1700000000000_0007_000001");
-        let c = ContainerId {
-            attempt,
-            epoch: 0,
-            id: 42,
-        };
+        let c = ContainerId { attempt, epoch: 0, id: 42 };
         assert_eq!(c.to_string(), "container_1700000000000_0007_01_000042");
         let e = ContainerId { epoch: 3, ..c };
         assert_eq!(e.to_string(), "container_e03_1700000000000_0007_01_000042");
@@ -185,16 +136,10 @@ mod tests {
 
     #[test]
     fn parses_what_it_formats() {
-        for text in [
-            "container_1_0002_01_000003",
-            "container_e17_1_0002_01_000003",
-        ] {
+        for text in ["container_1_0002_01_000003", "container_e17_1_0002_01_000003"] {
             assert_eq!(text.parse::<ContainerId>().unwrap().to_string(), text);
         }
-        assert_eq!(
-            "application_5_12345".parse::<ApplicationId>().unwrap().id,
-            12345
-        );
+        assert_eq!("application_5_12345".parse::<ApplicationId>().unwrap().id, 12345);
         assert!("application_x_1".parse::<ApplicationId>().is_err());
         assert!("container_1_2".parse::<ContainerId>().is_err());
         assert!("appattempt_1_2_".parse::<ApplicationAttemptId>().is_err());

@@ -6,8 +6,7 @@ pub mod resource;
 
 pub use ids::{ApplicationAttemptId, ApplicationId, ContainerId, IdParseError};
 pub use resource::{
-    normalize, Resource, ResourceTypes, ResourceTypesError, MAX_RESOURCE_TYPES, MEMORY, UNBOUNDED,
-    VCORES,
+    normalize, Resource, ResourceTypes, ResourceTypesError, MAX_RESOURCE_TYPES, MEMORY, UNBOUNDED, VCORES,
 };
 
 /// Milliseconds of virtual (or wall-clock) time, always passed in by the caller.

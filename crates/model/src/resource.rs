@@ -24,9 +24,7 @@ pub const VCORES_NAME: &str = "vcores";
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ResourceTypesError {
-    #[error(
-        "too many resource types: at most {max} are supported (memory-mb and vcores included)"
-    )]
+    #[error("too many resource types: at most {max} are supported (memory-mb and vcores included)")]
     TooMany { max: usize },
     #[error("resource type '{0}' is declared twice")]
     Duplicate(String),
@@ -42,9 +40,7 @@ pub struct ResourceTypes {
 
 impl Default for ResourceTypes {
     fn default() -> Self {
-        Self {
-            names: vec![MEMORY_NAME.to_string(), VCORES_NAME.to_string()],
-        }
+        Self { names: vec![MEMORY_NAME.to_string(), VCORES_NAME.to_string()] }
     }
 }
 
@@ -69,9 +65,7 @@ impl ResourceTypes {
                 return Err(ResourceTypesError::Duplicate(name.to_string()));
             }
             if types.names.len() == MAX_RESOURCE_TYPES {
-                return Err(ResourceTypesError::TooMany {
-                    max: MAX_RESOURCE_TYPES,
-                });
+                return Err(ResourceTypesError::TooMany { max: MAX_RESOURCE_TYPES });
             }
             types.names.push(name.to_string());
         }
@@ -100,9 +94,7 @@ impl ResourceTypes {
         if let Some(i) = self.names.iter().position(|n| n == name) {
             return Some(i);
         }
-        self.names
-            .iter()
-            .position(|n| n.strip_prefix("yarn.io/") == Some(name))
+        self.names.iter().position(|n| n.strip_prefix("yarn.io/") == Some(name))
     }
 
     /// A resource with `value` in every configured type (0 in unused slots).
@@ -128,20 +120,14 @@ pub struct Resource {
 
 impl fmt::Debug for Resource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let last = self
-            .v
-            .iter()
-            .rposition(|&x| x != 0)
-            .map_or(2, |i| (i + 1).max(2));
+        let last = self.v.iter().rposition(|&x| x != 0).map_or(2, |i| (i + 1).max(2));
         f.debug_list().entries(&self.v[..last]).finish()
     }
 }
 
 impl Resource {
     pub const fn none() -> Self {
-        Self {
-            v: [0; MAX_RESOURCE_TYPES],
-        }
+        Self { v: [0; MAX_RESOURCE_TYPES] }
     }
 
     pub fn new(memory: i64, vcores: i64) -> Self {
@@ -319,14 +305,8 @@ mod tests {
         assert_eq!(n(0, 0), Resource::new(0, 1));
         assert_eq!(n(20000, 9), Resource::new(10240, 4));
         let step256 = Resource::new(256, 1);
-        assert_eq!(
-            normalize(Resource::new(769, 1), min, max, step256, 2).memory(),
-            1024
-        );
-        assert_eq!(
-            normalize(Resource::new(1025, 1), min, max, step256, 2).memory(),
-            1280
-        );
+        assert_eq!(normalize(Resource::new(769, 1), min, max, step256, 2).memory(), 1024);
+        assert_eq!(normalize(Resource::new(1025, 1), min, max, step256, 2).memory(), 1280);
     }
 
     #[test]
@@ -343,10 +323,7 @@ mod tests {
     fn multiply_matches_java_float_widening() {
         // 0.2f widened to double is 0.20000000298..., so the AM limit of 10240 is 2049.
         let share = 0.2f32 as f64;
-        assert_eq!(
-            Resource::new(10240, 0).multiply_round_up(share).memory(),
-            2049
-        );
+        assert_eq!(Resource::new(10240, 0).multiply_round_up(share).memory(), 2049);
         assert_eq!(Resource::new(10240, 3).multiply_truncate(0.5).vcores(), 1);
     }
 

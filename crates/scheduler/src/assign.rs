@@ -33,9 +33,7 @@ impl FairScheduler {
             valid_reservation = self.assign_reserved(r, node, now, &mut decisions);
         }
         if !valid_reservation {
-            let max_to_assign = self.nodes[node.index()]
-                .unallocated()
-                .multiply_truncate(0.5);
+            let max_to_assign = self.nodes[node.index()].unallocated().multiply_truncate(0.5);
             let mut count = 0u32;
             let mut assigned = Resource::none();
             while self.nodes[node.index()].reservation.is_none() {
@@ -53,12 +51,7 @@ impl FairScheduler {
         decisions
     }
 
-    fn should_continue_assigning(
-        &self,
-        containers: u32,
-        max_to_assign: &Resource,
-        assigned: &Resource,
-    ) -> bool {
+    fn should_continue_assigning(&self, containers: u32, max_to_assign: &Resource, assigned: &Resource) -> bool {
         let p = &self.props;
         if !p.assign_multiple {
             false
@@ -69,13 +62,7 @@ impl FairScheduler {
         }
     }
 
-    fn assign_reserved(
-        &mut self,
-        r: Reservation,
-        node: NodeId,
-        now: Millis,
-        out: &mut Vec<Decision>,
-    ) -> bool {
+    fn assign_reserved(&mut self, r: Reservation, node: NodeId, now: Millis, out: &mut Vec<Decision>) -> bool {
         let app = r.app;
         let valid = self.apps[app.index()].is_alive()
             && self.apps[app.index()]
@@ -100,15 +87,7 @@ impl FairScheduler {
         let p = self.q(parent);
         let mut children = p.children.clone();
         let policy = p.policy;
-        children.sort_by(|&a, &b| {
-            compare(
-                policy,
-                &self.queue_view(a),
-                &self.queue_view(b),
-                &self.cluster,
-                self.types,
-            )
-        });
+        children.sort_by(|&a, &b| compare(policy, &self.queue_view(a), &self.queue_view(b), &self.cluster, self.types));
         children
     }
 
@@ -148,35 +127,15 @@ impl FairScheduler {
     /// Runnable apps of a leaf with pending demand, in the leaf policy's order.
     pub(crate) fn apps_with_demand(&self, leaf: QueueId) -> Vec<AppId> {
         let q = self.q(leaf);
-        let mut apps: Vec<AppId> = q
-            .runnable_apps
-            .iter()
-            .copied()
-            .filter(|&a| self.apps[a.index()].has_pending_demand())
-            .collect();
+        let mut apps: Vec<AppId> =
+            q.runnable_apps.iter().copied().filter(|&a| self.apps[a.index()].has_pending_demand()).collect();
         let policy = q.policy;
-        apps.sort_by(|&a, &b| {
-            compare(
-                policy,
-                &self.app_view(a),
-                &self.app_view(b),
-                &self.cluster,
-                self.types,
-            )
-        });
+        apps.sort_by(|&a, &b| compare(policy, &self.app_view(a), &self.app_view(b), &self.cluster, self.types));
         apps
     }
 
-    fn assign_queue(
-        &mut self,
-        id: QueueId,
-        node: NodeId,
-        now: Millis,
-        out: &mut Vec<Decision>,
-    ) -> Assigned {
-        if self.nodes[node.index()].reservation.is_some()
-            || !self.q(id).usage.fits_in(&self.max_share(id))
-        {
+    fn assign_queue(&mut self, id: QueueId, node: NodeId, now: Millis, out: &mut Vec<Decision>) -> Assigned {
+        if self.nodes[node.index()].reservation.is_some() || !self.q(id).usage.fits_in(&self.max_share(id)) {
             return Assigned::None;
         }
         if self.q(id).leaf {
@@ -222,12 +181,7 @@ impl FairScheduler {
             return false;
         }
         let queue = a.queue.expect("an alive app has a queue");
-        let Some(next) = a
-            .requests
-            .iter()
-            .find(|r| r.any_count() > 0)
-            .map(|r| r.capability)
-        else {
+        let Some(next) = a.requests.iter().find(|r| r.any_count() > 0).map(|r| r.capability) else {
             return true;
         };
         let q = self.q(queue);
@@ -240,23 +194,13 @@ impl FairScheduler {
             false
         } else {
             let name = self.q(queue).name.clone();
-            self.apps[app.index()].wait = Some(WaitReason::AmShareExceeded {
-                queue: name,
-                am_usage,
-                request: next,
-                limit,
-            });
+            self.apps[app.index()].wait =
+                Some(WaitReason::AmShareExceeded { queue: name, am_usage, request: next, limit });
             true
         }
     }
 
-    fn assign_app(
-        &mut self,
-        app: AppId,
-        node: NodeId,
-        now: Millis,
-        out: &mut Vec<Decision>,
-    ) -> Assigned {
+    fn assign_app(&mut self, app: AppId, node: NodeId, now: Millis, out: &mut Vec<Decision>) -> Assigned {
         if self.over_am_share_limit(app) {
             return Assigned::None;
         }
@@ -279,18 +223,13 @@ impl FairScheduler {
         }
         let capability = e.capability;
         if !capability.fits_in(&n.total) {
-            self.apps[app.index()].wait = Some(WaitReason::LargerThanNode {
-                request: capability,
-            });
+            self.apps[app.index()].wait = Some(WaitReason::LargerThanNode { request: capability });
             return false;
         }
         let queue = a.queue.expect("an alive app has a queue");
         if let Err(q) = self.fits_in_max_share(queue, &capability) {
             let name = self.q(q).name.clone();
-            self.apps[app.index()].wait = Some(WaitReason::QueueMaxResources {
-                queue: name,
-                request: capability,
-            });
+            self.apps[app.index()].wait = Some(WaitReason::QueueMaxResources { queue: name, request: capability });
             return false;
         }
         true
@@ -305,9 +244,7 @@ impl FairScheduler {
         out: &mut Vec<Decision>,
     ) -> Assigned {
         let keys: Vec<usize> = if reserved {
-            let r = self.nodes[node.index()]
-                .reservation
-                .expect("a reserved node has a reservation");
+            let r = self.nodes[node.index()].reservation.expect("a reserved node has a reservation");
             self.apps[app.index()]
                 .requests
                 .iter()
@@ -332,45 +269,19 @@ impl FairScheduler {
             let e = &self.apps[app.index()].requests[idx];
             let (rack_count, node_count) = (e.count_at(rack_loc), e.count_at(node_loc));
             if rack_count > 0 && node_count > 0 {
-                return self.assign_request(
-                    app,
-                    idx,
-                    node,
-                    NodeType::NodeLocal,
-                    reserved,
-                    now,
-                    out,
-                );
+                return self.assign_request(app, idx, node, NodeType::NodeLocal, reserved, now, out);
             }
             if !e.can_delay_to(Some(rack_loc)) {
                 continue;
             }
             if rack_count > 0 && allowed != NodeType::NodeLocal {
-                return self.assign_request(
-                    app,
-                    idx,
-                    node,
-                    NodeType::RackLocal,
-                    reserved,
-                    now,
-                    out,
-                );
+                return self.assign_request(app, idx, node, NodeType::RackLocal, reserved, now, out);
             }
             if !e.can_delay_to(None) {
                 continue;
             }
-            if e.any_count() > 0
-                && (e.unique_location_asks() <= 1 || allowed == NodeType::OffSwitch)
-            {
-                return self.assign_request(
-                    app,
-                    idx,
-                    node,
-                    NodeType::OffSwitch,
-                    reserved,
-                    now,
-                    out,
-                );
+            if e.any_count() > 0 && (e.unique_location_asks() <= 1 || allowed == NodeType::OffSwitch) {
+                return self.assign_request(app, idx, node, NodeType::OffSwitch, reserved, now, out);
             }
             self.apps[app.index()].wait = Some(WaitReason::WaitingForLocality);
         }
@@ -382,10 +293,7 @@ impl FairScheduler {
     fn allowed_locality(&mut self, app: AppId, idx: usize, now: Millis) -> NodeType {
         let p = &self.props;
         let by_time = p.continuous_scheduling;
-        let (node_threshold, rack_threshold) = (
-            p.locality_threshold_node.min(1.0),
-            p.locality_threshold_rack.min(1.0),
-        );
+        let (node_threshold, rack_threshold) = (p.locality_threshold_node.min(1.0), p.locality_threshold_rack.min(1.0));
         let (node_delay, rack_delay) = (p.locality_delay_node_ms, p.locality_delay_rack_ms);
         let num_nodes = self.live_nodes as f64;
         let start = self.apps[app.index()].start_time;
@@ -407,26 +315,13 @@ impl FairScheduler {
         }
         let relax = if by_time {
             let waited = now - e.last_scheduled.unwrap_or(start);
-            waited
-                > if allowed == NodeType::NodeLocal {
-                    node_delay
-                } else {
-                    rack_delay
-                }
+            waited > if allowed == NodeType::NodeLocal { node_delay } else { rack_delay }
         } else {
-            let threshold = if allowed == NodeType::NodeLocal {
-                node_threshold
-            } else {
-                rack_threshold
-            };
+            let threshold = if allowed == NodeType::NodeLocal { node_threshold } else { rack_threshold };
             e.scheduling_opportunities as f64 > num_nodes * threshold
         };
         if relax {
-            let next = if allowed == NodeType::NodeLocal {
-                NodeType::RackLocal
-            } else {
-                NodeType::OffSwitch
-            };
+            let next = if allowed == NodeType::NodeLocal { NodeType::RackLocal } else { NodeType::OffSwitch };
             e.allowed_locality = Some(next);
             e.scheduling_opportunities = 0;
             e.last_scheduled = Some(now);
@@ -459,27 +354,16 @@ impl FairScheduler {
                 self.unreserve(app, node);
             }
             let container = self.allocate(app, idx, node, kind, now);
-            out.push(Decision::Allocated {
-                app,
-                container,
-                node,
-            });
+            out.push(Decision::Allocated { app, container, node });
             return Assigned::Container(capability);
         }
         let preempted_for_other = false; // preemption earmarks arrive with the preemption engine
-        if self.is_reservable(app, &capability)
-            && !preempted_for_other
-            && self.reserve(app, idx, node, kind)
-        {
-            self.apps[app.index()].wait = Some(WaitReason::Reserved {
-                request: capability,
-            });
+        if self.is_reservable(app, &capability) && !preempted_for_other && self.reserve(app, idx, node, kind) {
+            self.apps[app.index()].wait = Some(WaitReason::Reserved { request: capability });
             out.push(Decision::Reserved { app, node });
             return Assigned::Reserved;
         }
-        self.apps[app.index()].wait = Some(WaitReason::NodeFull {
-            request: capability,
-        });
+        self.apps[app.index()].wait = Some(WaitReason::NodeFull { request: capability });
         Assigned::None
     }
 
@@ -491,10 +375,7 @@ impl FairScheduler {
         let calc = Calculator::of(self.q(queue).policy);
         let starved = calc.below_share(&self.cluster, &a.usage, &a.fair_share, self.types);
         let threshold = self.props.reservation_threshold();
-        starved
-            && calc
-                .compare(&self.cluster, capability, &threshold, self.types)
-                .is_ge()
+        starved && calc.compare(&self.cluster, capability, &threshold, self.types).is_ge()
     }
 
     fn reserve(&mut self, app: AppId, idx: usize, node: NodeId, kind: NodeType) -> bool {
@@ -521,11 +402,7 @@ impl FairScheduler {
         }
         let e = &self.apps[app.index()].requests[idx];
         let fresh = n.reservation.is_none();
-        self.nodes[node.index()].reservation = Some(Reservation {
-            app,
-            priority: e.priority,
-            resource: e.capability,
-        });
+        self.nodes[node.index()].reservation = Some(Reservation { app, priority: e.priority, resource: e.capability });
         if fresh {
             self.apps[app.index()].reserved_nodes.push(node);
             self.counters.reservations_made += 1;

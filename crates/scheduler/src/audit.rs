@@ -16,11 +16,7 @@ pub struct Mismatch {
 
 impl std::fmt::Display for Mismatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}: incremental {} but recomputed {}",
-            self.what, self.incremental, self.recomputed
-        )
+        write!(f, "{}: incremental {} but recomputed {}", self.what, self.incremental, self.recomputed)
     }
 }
 
@@ -57,30 +53,18 @@ impl FairScheduler {
         let mut queue_runnable = vec![0u32; self.queues.len()];
         for (i, a) in self.apps.iter().enumerate() {
             let id = AppId(i as u32);
-            check(
-                &mut out,
-                || format!("app {} usage", a.name),
-                a.usage,
-                app_usage[i],
-            );
+            check(&mut out, || format!("app {} usage", a.name), a.usage, app_usage[i]);
             check(
                 &mut out,
                 || format!("app {} live containers", a.name),
                 a.live.len(),
-                self.containers
-                    .iter()
-                    .filter(|c| c.alive && c.app == id)
-                    .count(),
+                self.containers.iter().filter(|c| c.alive && c.app == id).count(),
             );
-            let pending = a.requests.iter().fold(Resource::none(), |acc, e| {
-                acc.saturating_add(e.capability.times(e.any_count() as i64))
-            });
-            check(
-                &mut out,
-                || format!("app {} pending", a.name),
-                a.pending,
-                pending,
-            );
+            let pending = a
+                .requests
+                .iter()
+                .fold(Resource::none(), |acc, e| acc.saturating_add(e.capability.times(e.any_count() as i64)));
+            check(&mut out, || format!("app {} pending", a.name), a.pending, pending);
             if matches!(a.state, AppState::Finished | AppState::Rejected) {
                 continue;
             }
@@ -99,76 +83,27 @@ impl FairScheduler {
             } else {
                 self.q(q).non_runnable_apps.contains(&id)
             };
-            check(
-                &mut out,
-                || format!("app {} listed in {}", a.name, self.q(q).name),
-                listed,
-                true,
-            );
+            check(&mut out, || format!("app {} listed in {}", a.name, self.q(q).name), listed, true);
         }
         for (i, q) in self.queues.iter().enumerate().filter(|(_, q)| !q.removed) {
             let id = QueueId(i as u32);
-            check(
-                &mut out,
-                || format!("queue {} usage", q.name),
-                q.usage,
-                queue_usage[i],
-            );
-            check(
-                &mut out,
-                || format!("queue {} runnable apps", q.name),
-                q.runnable_count,
-                queue_runnable[i],
-            );
+            check(&mut out, || format!("queue {} usage", q.name), q.usage, queue_usage[i]);
+            check(&mut out, || format!("queue {} runnable apps", q.name), q.runnable_count, queue_runnable[i]);
             if q.leaf {
-                check(
-                    &mut out,
-                    || format!("queue {} AM usage", q.name),
-                    q.am_usage,
-                    queue_am[i],
-                );
+                check(&mut out, || format!("queue {} AM usage", q.name), q.am_usage, queue_am[i]);
             }
-            check(
-                &mut out,
-                || format!("queue {} index", q.name),
-                self.queue_id(&q.name),
-                Some(id),
-            );
+            check(&mut out, || format!("queue {} index", q.name), self.queue_id(&q.name), Some(id));
         }
         let mut cluster = Resource::none();
         for (i, n) in self.nodes.iter().enumerate().filter(|(_, n)| !n.removed) {
             cluster.add_assign(n.total);
-            check(
-                &mut out,
-                || format!("node {} allocated", n.name),
-                n.allocated,
-                node_alloc[i],
-            );
-            check(
-                &mut out,
-                || format!("node {} containers", n.name),
-                n.containers.len(),
-                node_count[i],
-            );
+            check(&mut out, || format!("node {} allocated", n.name), n.allocated, node_alloc[i]);
+            check(&mut out, || format!("node {} containers", n.name), n.containers.len(), node_count[i]);
         }
-        check(
-            &mut out,
-            || "cluster resource".to_string(),
-            self.cluster,
-            cluster,
-        );
+        check(&mut out, || "cluster resource".to_string(), self.cluster, cluster);
         for (user, state) in &self.users {
-            let runnable = self
-                .apps
-                .iter()
-                .filter(|a| a.user == *user && a.runnable && a.is_alive())
-                .count() as i32;
-            check(
-                &mut out,
-                || format!("user {user} runnable apps"),
-                state.runnable,
-                runnable,
-            );
+            let runnable = self.apps.iter().filter(|a| a.user == *user && a.runnable && a.is_alive()).count() as i32;
+            check(&mut out, || format!("user {user} runnable apps"), state.runnable, runnable);
         }
         out
     }

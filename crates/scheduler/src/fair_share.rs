@@ -95,9 +95,7 @@ fn fixed_share(s: &ShareInput, steady: bool) -> Option<i64> {
 /// `(long) min(max(w·R, min), max)`: Java's cast saturates and truncates toward zero, as Rust's does.
 #[inline]
 fn share_at(s: &ShareInput, ratio: f64) -> i64 {
-    let share = (s.weight as f64 * ratio)
-        .max(s.min_share as f64)
-        .min(s.max_share as f64);
+    let share = (s.weight as f64 * ratio).max(s.min_share as f64).min(s.max_share as f64);
     share as i64
 }
 
@@ -107,12 +105,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn s(weight: f32, min: i64, max: i64) -> ShareInput {
-        ShareInput {
-            weight,
-            min_share: min,
-            max_share: max,
-            active: true,
-        }
+        ShareInput { weight, min_share: min, max_share: max, active: true }
     }
     const U: i64 = i64::MAX;
 
@@ -126,66 +119,31 @@ mod tests {
     #[test]
     fn weighted_hierarchy_example() {
         // root{parentA w8, parentB w1, default w1} over 16384.
-        assert_eq!(
-            compute_shares(&[s(8.0, 0, U), s(1.0, 0, U), s(1.0, 0, U)], 16384, true),
-            [13108, 1638, 1638]
-        );
+        assert_eq!(compute_shares(&[s(8.0, 0, U), s(1.0, 0, U), s(1.0, 0, U)], 16384, true), [13108, 1638, 1638]);
     }
 
     #[test]
     fn min_and_max_shares() {
         assert_eq!(
-            compute_shares(
-                &[s(1.0, 20, U), s(1.0, 18, U), s(1.0, 0, U), s(1.0, 2, U)],
-                40,
-                false
-            ),
+            compute_shares(&[s(1.0, 20, U), s(1.0, 18, U), s(1.0, 0, U), s(1.0, 2, U)], 40, false),
             [20, 18, 0, 2]
         );
         assert_eq!(
-            compute_shares(
-                &[s(1.0, 0, 100), s(1.0, 0, 50), s(1.0, 0, 11), s(1.0, 0, 3)],
-                40,
-                false
-            ),
+            compute_shares(&[s(1.0, 0, 100), s(1.0, 0, 50), s(1.0, 0, 11), s(1.0, 0, 3)], 40, false),
             [13, 13, 11, 3]
         );
-        assert_eq!(
-            compute_shares(&[s(0.75, 0, 1024), s(0.25, 0, 3072)], 8192, false),
-            [1024, 3072]
-        );
-        assert_eq!(
-            compute_shares(&[s(1.0, 1024, U), s(1.0, 2048, U)], 3072, false),
-            [1024, 2048]
-        );
+        assert_eq!(compute_shares(&[s(0.75, 0, 1024), s(0.25, 0, 3072)], 8192, false), [1024, 3072]);
+        assert_eq!(compute_shares(&[s(1.0, 1024, U), s(1.0, 2048, U)], 3072, false), [1024, 2048]);
     }
 
     #[test]
     fn fixed_schedulables() {
-        assert_eq!(
-            compute_shares(&[s(0.0, 0, U), s(0.0, 0, U)], 8192, false),
-            [0, 0]
-        );
-        assert_eq!(
-            compute_shares(&[s(0.0, 1, U), s(0.0, 1, U)], 8192, false),
-            [1, 1]
-        );
-        let inactive = ShareInput {
-            active: false,
-            ..s(1.0, 500, U)
-        };
-        assert_eq!(
-            compute_shares(&[inactive, s(1.0, 0, U)], 100, false),
-            [0, 100]
-        );
-        assert_eq!(
-            compute_shares(&[inactive, s(1.0, 0, U)], 100, true),
-            [500, 0]
-        );
-        assert_eq!(
-            compute_shares(&[s(1e-6, 0, U), s(1.0, 0, U)], 100, false),
-            [0, 100]
-        );
+        assert_eq!(compute_shares(&[s(0.0, 0, U), s(0.0, 0, U)], 8192, false), [0, 0]);
+        assert_eq!(compute_shares(&[s(0.0, 1, U), s(0.0, 1, U)], 8192, false), [1, 1]);
+        let inactive = ShareInput { active: false, ..s(1.0, 500, U) };
+        assert_eq!(compute_shares(&[inactive, s(1.0, 0, U)], 100, false), [0, 100]);
+        assert_eq!(compute_shares(&[inactive, s(1.0, 0, U)], 100, true), [500, 0]);
+        assert_eq!(compute_shares(&[s(1e-6, 0, U), s(1.0, 0, U)], 100, false), [0, 100]);
         assert_eq!(compute_shares(&[s(1.0, 0, 0)], 100, false), [0]);
         assert!(compute_shares(&[], 100, false).is_empty());
     }
@@ -193,10 +151,7 @@ mod tests {
     #[test]
     fn overflow_terminates() {
         let big = s(1.0, i32::MAX as i64, U);
-        assert_eq!(
-            compute_shares(&[big, big], i32::MAX as i64, false),
-            [i32::MAX as i64; 2]
-        );
+        assert_eq!(compute_shares(&[big, big], i32::MAX as i64, false), [i32::MAX as i64; 2]);
         let huge = compute_shares(&[s(1.0, 0, U); 2], U, false);
         assert!(huge.iter().all(|&x| x > U / 4), "{huge:?}");
     }

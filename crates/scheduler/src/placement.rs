@@ -43,13 +43,7 @@ impl FairScheduler {
         self.queue_id(name).is_some()
     }
 
-    fn apply_rule(
-        &self,
-        rule: &RuleConfig,
-        requested: &str,
-        user: &str,
-        groups: &[String],
-    ) -> Outcome {
+    fn apply_rule(&self, rule: &RuleConfig, requested: &str, user: &str, groups: &[String]) -> Outcome {
         let create_or_exists = |q: String| {
             if rule.create || self.exists(&q) {
                 Outcome::Place(q)
@@ -64,18 +58,14 @@ impl FairScheduler {
                 }
                 let q = with_root(requested);
                 if !valid_queue_path(&q) {
-                    return Outcome::Reject(format!(
-                        "specified queue name '{requested}' is not valid"
-                    ));
+                    return Outcome::Reject(format!("specified queue name '{requested}' is not valid"));
                 }
                 create_or_exists(q)
             }
             RuleKind::User => create_or_exists(with_root(&clean_name(user))),
             RuleKind::PrimaryGroup => match groups.first() {
                 Some(g) => create_or_exists(with_root(&clean_name(g))),
-                None => Outcome::Reject(format!(
-                    "user '{user}' has no groups for the primaryGroup rule"
-                )),
+                None => Outcome::Reject(format!("user '{user}' has no groups for the primaryGroup rule")),
             },
             RuleKind::SecondaryGroupExistingQueue => groups
                 .iter()
@@ -97,23 +87,13 @@ impl FairScheduler {
                 }
                 create_or_exists(format!("{parent}.{}", clean_name(user)))
             }
-            RuleKind::Default => create_or_exists(
-                rule.queue
-                    .clone()
-                    .unwrap_or_else(|| "root.default".to_string()),
-            ),
-            RuleKind::Reject => {
-                Outcome::Reject("rejected by the placement policy's reject rule".to_string())
-            }
+            RuleKind::Default => create_or_exists(rule.queue.clone().unwrap_or_else(|| "root.default".to_string())),
+            RuleKind::Reject => Outcome::Reject("rejected by the placement policy's reject rule".to_string()),
         }
     }
 
     pub(crate) fn groups_of(&self, user: &str) -> Vec<String> {
-        match self
-            .groups
-            .get(user)
-            .or_else(|| self.groups.get(user.trim()))
-        {
+        match self.groups.get(user).or_else(|| self.groups.get(user.trim())) {
             Some(g) => g.clone(),
             None => vec![user.trim().to_string()],
         }

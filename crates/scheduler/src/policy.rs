@@ -32,19 +32,11 @@ fn signum(x: f64) -> Ordering {
 }
 
 fn tie_break(a: &SchedView<'_>, b: &SchedView<'_>) -> Ordering {
-    a.start_time
-        .cmp(&b.start_time)
-        .then_with(|| a.name.cmp(b.name))
+    a.start_time.cmp(&b.start_time).then_with(|| a.name.cmp(b.name))
 }
 
 /// `compare(a, b) < 0` means `a` is offered resources first.
-pub fn compare(
-    policy: PolicyKind,
-    a: &SchedView<'_>,
-    b: &SchedView<'_>,
-    cluster: &Resource,
-    types: usize,
-) -> Ordering {
+pub fn compare(policy: PolicyKind, a: &SchedView<'_>, b: &SchedView<'_>, cluster: &Resource, types: usize) -> Ordering {
     match policy {
         PolicyKind::Fair => compare_fair(a, b),
         PolicyKind::Drf if types == 2 => compare_drf2(a, b, cluster).then_with(|| tie_break(a, b)),
@@ -63,16 +55,8 @@ fn compare_fair(a: &SchedView<'_>, b: &SchedView<'_>) -> Ordering {
         return Ordering::Less;
     }
     // Min-share stage (memory only; the "smaller" of min share and demand by memory).
-    let min_a = if a.min_share.memory() <= a.demand.memory() {
-        a.min_share
-    } else {
-        a.demand
-    };
-    let min_b = if b.min_share.memory() <= b.demand.memory() {
-        b.min_share
-    } else {
-        b.demand
-    };
+    let min_a = if a.min_share.memory() <= a.demand.memory() { a.min_share } else { a.demand };
+    let min_b = if b.min_share.memory() <= b.demand.memory() { b.min_share } else { b.demand };
     let needy_a = a.usage.memory() < min_a.memory();
     let needy_b = b.usage.memory() < min_b.memory();
     let res = match (needy_a, needy_b) {
@@ -139,11 +123,7 @@ fn drf_n_rows(s: &SchedView<'_>, cluster: &Resource, types: usize) -> Vec<[f64; 
     let mut rows: Vec<[f64; 3]> = (0..types)
         .map(|i| {
             let share = s.usage.get(i) as f64 / cluster.get(i) as f64;
-            [
-                share,
-                share / w,
-                s.usage.get(i) as f64 / s.min_share.get(i) as f64,
-            ]
+            [share, share / w, s.usage.get(i) as f64 / s.min_share.get(i) as f64]
         })
         .collect();
     // Java's object sort is stable; NaN compares as equal through signum.
@@ -151,12 +131,7 @@ fn drf_n_rows(s: &SchedView<'_>, cluster: &Resource, types: usize) -> Vec<[f64; 
     rows
 }
 
-fn compare_drf_n(
-    a: &SchedView<'_>,
-    b: &SchedView<'_>,
-    cluster: &Resource,
-    types: usize,
-) -> Ordering {
+fn compare_drf_n(a: &SchedView<'_>, b: &SchedView<'_>, cluster: &Resource, types: usize) -> Ordering {
     let ra = drf_n_rows(a, cluster, types);
     let rb = drf_n_rows(b, cluster, types);
     let needy_a = ra[0][2] < 1.0;
@@ -194,13 +169,7 @@ impl Calculator {
     }
 
     /// `compare(cluster, lhs, rhs)`: all dominant-share rows compared, largest first.
-    pub fn compare(
-        self,
-        cluster: &Resource,
-        lhs: &Resource,
-        rhs: &Resource,
-        types: usize,
-    ) -> Ordering {
+    pub fn compare(self, cluster: &Resource, lhs: &Resource, rhs: &Resource, types: usize) -> Ordering {
         match self {
             Self::Memory => lhs.memory().cmp(&rhs.memory()),
             Self::Dominant => {
@@ -210,34 +179,18 @@ impl Calculator {
                 if (0..types).any(|i| cluster.get(i) == 0) {
                     return compare_without_cluster(lhs, rhs, types);
                 }
-                let mut l: Vec<f64> = (0..types)
-                    .map(|i| lhs.get(i) as f64 / cluster.get(i) as f64)
-                    .collect();
-                let mut r: Vec<f64> = (0..types)
-                    .map(|i| rhs.get(i) as f64 / cluster.get(i) as f64)
-                    .collect();
+                let mut l: Vec<f64> = (0..types).map(|i| lhs.get(i) as f64 / cluster.get(i) as f64).collect();
+                let mut r: Vec<f64> = (0..types).map(|i| rhs.get(i) as f64 / cluster.get(i) as f64).collect();
                 l.sort_by(f64::total_cmp);
                 r.sort_by(f64::total_cmp);
-                let diff = l
-                    .iter()
-                    .zip(&r)
-                    .rev()
-                    .map(|(x, y)| x - y)
-                    .find(|d| *d != 0.0)
-                    .unwrap_or(0.0);
+                let diff = l.iter().zip(&r).rev().map(|(x, y)| x - y).find(|d| *d != 0.0).unwrap_or(0.0);
                 signum(diff)
             }
         }
     }
 
     /// `compare(cluster, lhs, rhs, singleType=true)`: dominant shares only.
-    pub fn compare_dominant_only(
-        self,
-        cluster: &Resource,
-        lhs: &Resource,
-        rhs: &Resource,
-        types: usize,
-    ) -> Ordering {
+    pub fn compare_dominant_only(self, cluster: &Resource, lhs: &Resource, rhs: &Resource, types: usize) -> Ordering {
         match self {
             Self::Memory => lhs.memory().cmp(&rhs.memory()),
             Self::Dominant => {
@@ -247,24 +200,15 @@ impl Calculator {
                 if (0..types).any(|i| cluster.get(i) == 0) {
                     return compare_without_cluster(lhs, rhs, types);
                 }
-                let max = |r: &Resource| {
-                    (0..types)
-                        .map(|i| r.get(i) as f64 / cluster.get(i) as f64)
-                        .fold(0.0, f64::max)
-                };
+                let max =
+                    |r: &Resource| (0..types).map(|i| r.get(i) as f64 / cluster.get(i) as f64).fold(0.0, f64::max);
                 signum(max(lhs) - max(rhs))
             }
         }
     }
 
     /// YARN's `isUsageBelowShare`.
-    pub fn below_share(
-        self,
-        cluster: &Resource,
-        usage: &Resource,
-        share: &Resource,
-        types: usize,
-    ) -> bool {
+    pub fn below_share(self, cluster: &Resource, usage: &Resource, share: &Resource, types: usize) -> bool {
         self.compare_dominant_only(cluster, usage, share, types) == Ordering::Less
     }
 }
@@ -314,42 +258,14 @@ mod tests {
     fn drf_reference_cases() {
         let c = Resource::new(8000, 8);
         // different dominant resources: s1 memory 0.5 < s2 vcores 0.625
-        assert_eq!(
-            drf(
-                &v((4000, 3), (0, 0), 1.0, "b"),
-                &v((2000, 5), (0, 0), 1.0, "a"),
-                c
-            ),
-            Ordering::Less
-        );
+        assert_eq!(drf(&v((4000, 3), (0, 0), 1.0, "b"), &v((2000, 5), (0, 0), 1.0, "a"), c), Ordering::Less);
         // one needy: s1 below its vcore min share goes first
-        assert_eq!(
-            drf(
-                &v((2000, 5), (0, 6), 1.0, "b"),
-                &v((4000, 3), (0, 0), 1.0, "a"),
-                c
-            ),
-            Ordering::Less
-        );
+        assert_eq!(drf(&v((2000, 5), (0, 6), 1.0, "b"), &v((4000, 3), (0, 0), 1.0, "a"), c), Ordering::Less);
         // weights
-        assert_eq!(
-            drf(
-                &v((1000, 3), (0, 0), 2.0, "b"),
-                &v((2000, 1), (0, 0), 1.0, "a"),
-                c
-            ),
-            Ordering::Less
-        );
+        assert_eq!(drf(&v((1000, 3), (0, 0), 2.0, "b"), &v((2000, 1), (0, 0), 1.0, "a"), c), Ordering::Less);
         // same dominant share: the non-dominant decides
         let c2 = Resource::new(8000, 4);
-        assert_eq!(
-            drf(
-                &v((1000, 1), (0, 0), 1.0, "b"),
-                &v((2000, 1), (0, 0), 1.0, "a"),
-                c2
-            ),
-            Ordering::Less
-        );
+        assert_eq!(drf(&v((1000, 1), (0, 0), 1.0, "b"), &v((2000, 1), (0, 0), 1.0, "a"), c2), Ordering::Less);
     }
 
     #[test]
@@ -358,25 +274,13 @@ mod tests {
         let mut idle = v((0, 0), (0, 0), 1.0, "a");
         idle.demand = Resource::none();
         let busy = v((50, 0), (0, 0), 1.0, "b");
-        assert_eq!(
-            compare(PolicyKind::Fair, &idle, &busy, &c, 2),
-            Ordering::Greater
-        );
+        assert_eq!(compare(PolicyKind::Fair, &idle, &busy, &c, 2), Ordering::Greater);
         let zero_w = v((0, 0), (0, 0), 0.0, "a");
         let one_w = v((90, 0), (0, 0), 1.0, "b");
-        assert_eq!(
-            compare(PolicyKind::Fair, &zero_w, &one_w, &c, 2),
-            Ordering::Greater
-        );
+        assert_eq!(compare(PolicyKind::Fair, &zero_w, &one_w, &c, 2), Ordering::Greater);
         // ties fall back to name order
         assert_eq!(
-            compare(
-                PolicyKind::Fair,
-                &v((0, 0), (0, 0), 1.0, "root.a"),
-                &v((0, 0), (0, 0), 1.0, "root.b"),
-                &c,
-                2
-            ),
+            compare(PolicyKind::Fair, &v((0, 0), (0, 0), 1.0, "root.a"), &v((0, 0), (0, 0), 1.0, "root.b"), &c, 2),
             Ordering::Less
         );
     }
@@ -386,40 +290,14 @@ mod tests {
         let cluster = Resource::new(100, 10);
         let d = Calculator::Dominant;
         assert!(d.below_share(&cluster, &Resource::new(10, 1), &Resource::new(5, 5), 2));
-        assert_eq!(
-            d.compare(&cluster, &Resource::new(50, 1), &Resource::new(10, 5), 2),
-            Ordering::Equal
-        );
-        assert_eq!(
-            d.compare(&cluster, &Resource::new(50, 2), &Resource::new(10, 5), 2),
-            Ordering::Greater
-        );
-        assert_eq!(
-            Calculator::Memory.compare(&cluster, &Resource::new(1, 9), &Resource::new(2, 0), 2),
-            Ordering::Less
-        );
-        assert_eq!(
-            d.compare(
-                &Resource::new(0, 10),
-                &Resource::new(1, 2),
-                &Resource::new(1, 1),
-                2
-            ),
-            Ordering::Greater
-        );
+        assert_eq!(d.compare(&cluster, &Resource::new(50, 1), &Resource::new(10, 5), 2), Ordering::Equal);
+        assert_eq!(d.compare(&cluster, &Resource::new(50, 2), &Resource::new(10, 5), 2), Ordering::Greater);
+        assert_eq!(Calculator::Memory.compare(&cluster, &Resource::new(1, 9), &Resource::new(2, 0), 2), Ordering::Less);
+        assert_eq!(d.compare(&Resource::new(0, 10), &Resource::new(1, 2), &Resource::new(1, 1), 2), Ordering::Greater);
     }
 
     fn arb_view() -> impl Strategy<Value = (i64, i64, i64, i64, i64, i64, u8, u8)> {
-        (
-            0i64..4,
-            0i64..4,
-            0i64..3,
-            0i64..3,
-            0i64..3,
-            0i64..3,
-            0u8..3,
-            0u8..4,
-        )
+        (0i64..4, 0i64..4, 0i64..3, 0i64..3, 0i64..3, 0i64..3, 0u8..3, 0u8..4)
     }
 
     proptest! {

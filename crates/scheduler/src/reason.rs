@@ -9,12 +9,7 @@ pub struct ShowResource<'a>(pub &'a Resource);
 
 impl fmt::Display for ShowResource<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "<memory:{}, vCores:{}>",
-            self.0.memory(),
-            self.0.vcores()
-        )
+        write!(f, "<memory:{}, vCores:{}>", self.0.memory(), self.0.vcores())
     }
 }
 
@@ -25,12 +20,7 @@ pub enum WaitReason {
     /// Not runnable: the user is at maxRunningApps.
     UserMaxRunningApps { user: String, limit: i32 },
     /// The AM container would take the queue's AM usage past maxAMShare × fair share.
-    AmShareExceeded {
-        queue: String,
-        am_usage: Resource,
-        request: Resource,
-        limit: Resource,
-    },
+    AmShareExceeded { queue: String, am_usage: Resource, request: Resource, limit: Resource },
     /// The request would take the queue (or an ancestor) past its maxResources.
     QueueMaxResources { queue: String, request: Resource },
     /// The request does not fit in the node's total capability.

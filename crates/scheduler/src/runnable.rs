@@ -15,11 +15,7 @@ pub struct UserRunState {
 
 impl FairScheduler {
     pub(crate) fn user_max_apps(&self, user: &str) -> i32 {
-        self.alloc
-            .user_max_apps
-            .get(user)
-            .copied()
-            .unwrap_or(self.alloc.user_max_apps_default)
+        self.alloc.user_max_apps.get(user).copied().unwrap_or(self.alloc.user_max_apps_default)
     }
 
     /// `None` when an app of `user` may run in `queue`; otherwise the limit in the way
@@ -28,19 +24,12 @@ impl FairScheduler {
         let user_limit = self.user_max_apps(user);
         let user_running = self.users.get(user).map_or(0, |u| u.runnable);
         if user_running >= user_limit {
-            return Some(WaitReason::UserMaxRunningApps {
-                user: user.to_string(),
-                limit: user_limit,
-            });
+            return Some(WaitReason::UserMaxRunningApps { user: user.to_string(), limit: user_limit });
         }
         self.path_to_root(queue).find_map(|q| {
             let q = self.q(q);
-            (q.runnable_count as i64 >= q.settings.max_running_apps as i64).then(|| {
-                WaitReason::QueueMaxRunningApps {
-                    queue: q.name.clone(),
-                    limit: q.settings.max_running_apps,
-                }
-            })
+            (q.runnable_count as i64 >= q.settings.max_running_apps as i64)
+                .then(|| WaitReason::QueueMaxRunningApps { queue: q.name.clone(), limit: q.settings.max_running_apps })
         })
     }
 
@@ -135,9 +124,7 @@ impl FairScheduler {
         let mut candidates: Vec<AppId> = lists.into_iter().flatten().collect();
         candidates.sort_by(|&a, &b| {
             let (a, b) = (&self.apps[a.index()], &self.apps[b.index()]);
-            a.start_time
-                .cmp(&b.start_time)
-                .then_with(|| a.id_string.cmp(&b.id_string))
+            a.start_time.cmp(&b.start_time).then_with(|| a.id_string.cmp(&b.id_string))
         });
         candidates.dedup();
         let mut released = 0;
@@ -158,9 +145,7 @@ impl FairScheduler {
     }
 
     fn make_runnable(&mut self, app: AppId) {
-        let queue = self.apps[app.index()]
-            .queue
-            .expect("a waiting app has a queue");
+        let queue = self.apps[app.index()].queue.expect("a waiting app has a queue");
         self.q_mut(queue).non_runnable_apps.retain(|&a| a != app);
         self.q_mut(queue).runnable_apps.push(app);
         self.untrack_non_runnable(app);

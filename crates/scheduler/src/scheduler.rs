@@ -2,9 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use fairloom_config::{
-    generated_policy, AllocationFile, ConfigError, RuleConfig, SchedulerProperties,
-};
+use fairloom_config::{generated_policy, AllocationFile, ConfigError, RuleConfig, SchedulerProperties};
 use fairloom_model::{normalize, ApplicationId, Millis, Resource, ANY, DEFAULT_RACK};
 
 use crate::ids::{AppId, ContainerId, LocationId, NodeId, QueueId};
@@ -46,19 +44,9 @@ pub struct Ask {
 /// What a heartbeat decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
-    Allocated {
-        app: AppId,
-        container: ContainerId,
-        node: NodeId,
-    },
-    Reserved {
-        app: AppId,
-        node: NodeId,
-    },
-    Unreserved {
-        app: AppId,
-        node: NodeId,
-    },
+    Allocated { app: AppId, container: ContainerId, node: NodeId },
+    Reserved { app: AppId, node: NodeId },
+    Unreserved { app: AppId, node: NodeId },
 }
 
 /// Interning of host and rack names so requests are keyed by small integers.
@@ -122,9 +110,10 @@ impl FairScheduler {
     /// A scheduler over an empty cluster with the given configuration.
     pub fn new(props: SchedulerProperties, alloc: AllocationFile) -> Result<Self, SchedulerError> {
         let types = props.resource_types.len();
-        let placement = alloc.placement_policy.clone().unwrap_or_else(|| {
-            generated_policy(props.allow_undeclared_pools, props.user_as_default_queue)
-        });
+        let placement = alloc
+            .placement_policy
+            .clone()
+            .unwrap_or_else(|| generated_policy(props.allow_undeclared_pools, props.user_as_default_queue));
         let mut s = Self {
             props,
             alloc: AllocationFile::default(),
@@ -146,18 +135,10 @@ impl FairScheduler {
             warnings: Vec::new(),
             counters: Counters::default(),
         };
-        let root_policy = alloc.queues[0]
-            .scheduling_policy
-            .unwrap_or(alloc.default_scheduling_policy);
+        let root_policy = alloc.queues[0].scheduling_policy.unwrap_or(alloc.default_scheduling_policy);
         s.alloc = alloc.clone();
         s.add_queue("root", None, false, false, root_policy);
-        s.add_queue(
-            DEFAULT_QUEUE,
-            Some(ROOT),
-            true,
-            false,
-            alloc.default_scheduling_policy,
-        );
+        s.add_queue(DEFAULT_QUEUE, Some(ROOT), true, false, alloc.default_scheduling_policy);
         s.apply_allocation(alloc);
         Ok(s)
     }
@@ -191,12 +172,7 @@ impl FairScheduler {
 
     // ----- nodes -----------------------------------------------------------------------
 
-    pub fn add_node(
-        &mut self,
-        name: &str,
-        rack: Option<&str>,
-        total: Resource,
-    ) -> Result<NodeId, SchedulerError> {
+    pub fn add_node(&mut self, name: &str, rack: Option<&str>, total: Resource) -> Result<NodeId, SchedulerError> {
         if self.node_index.contains_key(name) {
             return Err(SchedulerError::DuplicateNode(name.to_string()));
         }
@@ -254,19 +230,39 @@ impl FairScheduler {
 
     /// Submit an application. It is always recorded: placed in a queue (runnable or waiting)
     /// or rejected with a reason. `am`: the AM container's size, `None` for an unmanaged AM.
-    pub fn submit(
+    pub fn submit(&mut self, name: &str, requested_queue: &str, user: &str, am: Option<Resource>, now: Millis) -> AppId {
+        let id = self.new_app(name, user, am.is_none(), now);
+        let queue = match self.place(requested_queue, user).and_then(|q| self.get_or_create_leaf(&q)) {
+            Ok(q) => q,
+            Err(why) => {
+                self.reject(id, why);
+                return id;
+            }
+        };
+        self.admit(id, queue, requested_queue, user, am)
+    }
+
+    /// Submit straight into an existing leaf, skipping placement (as YARN's own test harness
+    /// does). ACLs and maxRunningApps still apply.
+    pub fn submit_to_leaf(
         &mut self,
         name: &str,
-        requested_queue: &str,
+        leaf: QueueId,
         user: &str,
         am: Option<Resource>,
         now: Millis,
-    ) -> AppId {
+    ) -> Result<AppId, SchedulerError> {
+        if !self.q(leaf).leaf || self.q(leaf).removed {
+            return Err(SchedulerError::InvalidRequest(format!("{} is not a leaf queue", self.q(leaf).name)));
+        }
+        let id = self.new_app(name, user, am.is_none(), now);
+        let requested = self.q(leaf).name.clone();
+        Ok(self.admit(id, leaf, &requested, user, am))
+    }
+
+    fn new_app(&mut self, name: &str, user: &str, unmanaged: bool, now: Millis) -> AppId {
         let id = AppId(self.apps.len() as u32);
-        let yarn_id = ApplicationId {
-            cluster_timestamp: self.cluster_timestamp,
-            id: id.0 + 1,
-        };
+        let yarn_id = ApplicationId { cluster_timestamp: self.cluster_timestamp, id: id.0 + 1 };
         self.counters.apps_submitted += 1;
         self.apps.push(App {
             name: name.to_string(),
@@ -278,7 +274,7 @@ impl FairScheduler {
             state: AppState::Accepted,
             rejection: None,
             runnable: false,
-            unmanaged_am: am.is_none(),
+            unmanaged_am: unmanaged,
             am_running: false,
             am_resource: Resource::none(),
             requests: Vec::new(),
@@ -292,19 +288,17 @@ impl FairScheduler {
             wait: None,
             preempted: 0,
         });
-        let queue = match self
-            .place(requested_queue, user)
-            .and_then(|q| self.get_or_create_leaf(&q))
-        {
-            Ok(q) => q,
-            Err(why) => {
-                self.reject(id, why);
-                return id;
-            }
-        };
+        id
+    }
+
+    /// ACL check, then into the leaf as runnable or waiting, then the AM ask.
+    fn admit(&mut self, id: AppId, queue: QueueId, requested_queue: &str, user: &str, am: Option<Resource>) -> AppId {
         let groups = self.groups_of(user);
         if !self.may_submit(queue, user, &groups) {
-            let why = format!("user {user} cannot submit applications to queue {} (requested queue {requested_queue})", self.q(queue).name);
+            let why = format!(
+                "user {user} cannot submit applications to queue {} (requested queue {requested_queue})",
+                self.q(queue).name
+            );
             self.reject(id, why);
             return id;
         }
@@ -332,8 +326,7 @@ impl FairScheduler {
                 num_containers: 1,
                 relax_locality: true,
             };
-            self.set_asks(id, &[ask])
-                .expect("an accepted app takes asks");
+            self.set_asks(id, &[ask]).expect("an accepted app takes asks");
         }
         id
     }
@@ -350,42 +343,25 @@ impl FairScheduler {
     }
 
     pub fn apps(&self) -> impl Iterator<Item = (AppId, &App)> {
-        self.apps
-            .iter()
-            .enumerate()
-            .map(|(i, a)| (AppId(i as u32), a))
+        self.apps.iter().enumerate().map(|(i, a)| (AppId(i as u32), a))
     }
 
     /// The largest container the app's queue allows: the scheduler maximum, capped by the
     /// queue's (inherited) maxContainerAllocation.
     pub fn maximum_allocation(&self, queue: QueueId) -> Resource {
-        self.props
-            .maximum_allocation
-            .componentwise_min(self.max_container_allocation(queue))
+        self.props.maximum_allocation.componentwise_min(self.max_container_allocation(queue))
     }
 
     /// Normalise a request for `app`'s queue.
     pub fn normalize_for(&self, app: AppId, capability: Resource) -> Resource {
-        let max = self.apps[app.index()]
-            .queue
-            .map_or(self.props.maximum_allocation, |q| {
-                self.maximum_allocation(q)
-            });
-        normalize(
-            capability,
-            self.props.minimum_allocation,
-            max,
-            self.props.increment_allocation,
-            self.types,
-        )
+        let max = self.apps[app.index()].queue.map_or(self.props.maximum_allocation, |q| self.maximum_allocation(q));
+        normalize(capability, self.props.minimum_allocation, max, self.props.increment_allocation, self.types)
     }
 
     /// YARN `allocate()` asks: each sets the outstanding count at (priority, name, capability).
     pub fn set_asks(&mut self, app: AppId, asks: &[Ask]) -> Result<(), SchedulerError> {
         if !self.apps[app.index()].is_alive() {
-            return Err(SchedulerError::AppNotAlive(
-                self.apps[app.index()].name.clone(),
-            ));
+            return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
         }
         if let Some(bad) = asks.iter().find(|a| a.num_containers < 0) {
             return Err(SchedulerError::InvalidRequest(format!(
@@ -395,17 +371,12 @@ impl FairScheduler {
         }
         for ask in asks {
             let capability = self.normalize_for(app, ask.capability);
-            let location =
-                (ask.resource_name != ANY).then(|| self.locations.intern(&ask.resource_name));
+            let location = (ask.resource_name != ANY).then(|| self.locations.intern(&ask.resource_name));
             let a = &mut self.apps[app.index()];
             let index = match a.request_index(ask.priority, &capability) {
                 Some(i) => i,
                 None => {
-                    let at = a
-                        .requests
-                        .iter()
-                        .position(|r| r.priority > ask.priority)
-                        .unwrap_or(a.requests.len());
+                    let at = a.requests.iter().position(|r| r.priority > ask.priority).unwrap_or(a.requests.len());
                     a.requests.insert(
                         at,
                         RequestEntry {
@@ -422,10 +393,7 @@ impl FairScheduler {
                 }
             };
             let entry = &mut a.requests[index];
-            let value = LocalityAsk {
-                count: ask.num_containers,
-                relax: ask.relax_locality,
-            };
+            let value = LocalityAsk { count: ask.num_containers, relax: ask.relax_locality };
             match location {
                 None => {
                     let before = entry.any_count();
@@ -446,20 +414,9 @@ impl FairScheduler {
     }
 
     /// A container finished on its node (`complete`) or was given back by its AM (`release`).
-    pub fn complete_container(
-        &mut self,
-        container: ContainerId,
-        exit_status: i32,
-    ) -> Result<(), SchedulerError> {
-        if !self
-            .containers
-            .get(container.index())
-            .is_some_and(|c| c.alive)
-        {
-            return Err(SchedulerError::ContainerNotLive(format!(
-                "#{}",
-                container.0
-            )));
+    pub fn complete_container(&mut self, container: ContainerId, exit_status: i32) -> Result<(), SchedulerError> {
+        if !self.containers.get(container.index()).is_some_and(|c| c.alive) {
+            return Err(SchedulerError::ContainerNotLive(format!("#{}", container.0)));
         }
         self.finish_container(container, exit_status);
         Ok(())
@@ -488,12 +445,7 @@ impl FairScheduler {
     }
 
     /// The most recently allocated live non-AM containers of `app` (on `node` if given).
-    pub fn latest_containers(
-        &self,
-        app: AppId,
-        count: usize,
-        node: Option<NodeId>,
-    ) -> Vec<ContainerId> {
+    pub fn latest_containers(&self, app: AppId, count: usize, node: Option<NodeId>) -> Vec<ContainerId> {
         self.apps[app.index()]
             .live
             .iter()
@@ -511,9 +463,7 @@ impl FairScheduler {
     /// and it leaves its queue (which may let waiting applications run).
     pub fn finish_app(&mut self, app: AppId) -> Result<(), SchedulerError> {
         if !self.apps[app.index()].is_alive() {
-            return Err(SchedulerError::AppNotAlive(
-                self.apps[app.index()].name.clone(),
-            ));
+            return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
         }
         for c in self.apps[app.index()].live.clone() {
             self.finish_container(c, -100);
@@ -521,9 +471,7 @@ impl FairScheduler {
         for node in self.apps[app.index()].reserved_nodes.clone() {
             self.unreserve(app, node);
         }
-        let queue = self.apps[app.index()]
-            .queue
-            .expect("an alive app has a queue");
+        let queue = self.apps[app.index()].queue.expect("an alive app has a queue");
         let was_runnable = self.remove_from_queue(app, queue);
         let a = &mut self.apps[app.index()];
         a.state = AppState::Finished;
@@ -562,26 +510,14 @@ impl FairScheduler {
     /// on a queue below the lowest common ancestor.
     pub fn move_app(&mut self, app: AppId, target: &str) -> Result<QueueId, SchedulerError> {
         if !self.apps[app.index()].is_alive() {
-            return Err(SchedulerError::AppNotAlive(
-                self.apps[app.index()].name.clone(),
-            ));
+            return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
         }
-        let target_name = if target == "root" || target.starts_with("root.") {
-            target.to_string()
-        } else {
-            format!("root.{target}")
-        };
-        let target = self
-            .queue_id(&target_name)
-            .filter(|&q| self.q(q).leaf)
-            .ok_or_else(|| {
-                SchedulerError::MoveRefused(format!(
-                    "target queue {target_name} not found or is not a leaf queue"
-                ))
-            })?;
-        let old = self.apps[app.index()]
-            .queue
-            .expect("an alive app has a queue");
+        let target_name =
+            if target == "root" || target.starts_with("root.") { target.to_string() } else { format!("root.{target}") };
+        let target = self.queue_id(&target_name).filter(|&q| self.q(q).leaf).ok_or_else(|| {
+            SchedulerError::MoveRefused(format!("target queue {target_name} not found or is not a leaf queue"))
+        })?;
+        let old = self.apps[app.index()].queue.expect("an alive app has a queue");
         if old == target {
             return Ok(target);
         }
@@ -589,10 +525,7 @@ impl FairScheduler {
         let usage = self.apps[app.index()].usage;
         if was_runnable {
             let old_path: Vec<QueueId> = self.path_to_root(old).collect();
-            for q in self
-                .path_to_root(target)
-                .take_while(|q| !old_path.contains(q))
-            {
+            for q in self.path_to_root(target).take_while(|q| !old_path.contains(q)) {
                 let queue = self.q(q);
                 if queue.runnable_count as i64 == queue.settings.max_running_apps as i64 {
                     return Err(SchedulerError::MoveRefused(format!(
@@ -600,11 +533,7 @@ impl FairScheduler {
                         queue.name
                     )));
                 }
-                if !queue
-                    .usage
-                    .saturating_add(usage)
-                    .fits_in(&self.max_share(q))
-                {
+                if !queue.usage.saturating_add(usage).fits_in(&self.max_share(q)) {
                     return Err(SchedulerError::MoveRefused(format!(
                         "moving to {target_name} would violate maxResources of {}",
                         queue.name
@@ -613,10 +542,7 @@ impl FairScheduler {
             }
         }
         let user = self.apps[app.index()].user.clone();
-        let (am_running, am) = (
-            self.apps[app.index()].am_running,
-            self.apps[app.index()].am_resource,
-        );
+        let (am_running, am) = (self.apps[app.index()].am_running, self.apps[app.index()].am_resource);
         self.remove_from_queue(app, old);
         if was_runnable {
             self.untrack_runnable(app);
@@ -674,14 +600,10 @@ impl FairScheduler {
         am: bool,
     ) -> Result<Vec<ContainerId>, SchedulerError> {
         if !self.apps[app.index()].is_alive() {
-            return Err(SchedulerError::AppNotAlive(
-                self.apps[app.index()].name.clone(),
-            ));
+            return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
         }
         if self.nodes[node.index()].removed {
-            return Err(SchedulerError::UnknownNode(
-                self.nodes[node.index()].name.clone(),
-            ));
+            return Err(SchedulerError::UnknownNode(self.nodes[node.index()].name.clone()));
         }
         let mut out = Vec::new();
         for i in 0..count {
@@ -690,9 +612,7 @@ impl FairScheduler {
             if is_am {
                 self.mark_am(app, capability);
                 // The recovered AM satisfies the AM ask made at submission.
-                if let Some(idx) =
-                    self.apps[app.index()].request_index(0, &self.normalize_for(app, capability))
-                {
+                if let Some(idx) = self.apps[app.index()].request_index(0, &self.normalize_for(app, capability)) {
                     self.decrement_any(app, idx);
                 }
             }
@@ -710,18 +630,12 @@ impl FairScheduler {
         priority: i32,
     ) -> Result<(), SchedulerError> {
         if !self.apps[app.index()].is_alive() {
-            return Err(SchedulerError::AppNotAlive(
-                self.apps[app.index()].name.clone(),
-            ));
+            return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
         }
         if let Some(r) = self.nodes[node.index()].reservation {
             self.unreserve(r.app, node);
         }
-        self.nodes[node.index()].reservation = Some(Reservation {
-            app,
-            priority,
-            resource: capability,
-        });
+        self.nodes[node.index()].reservation = Some(Reservation { app, priority, resource: capability });
         self.apps[app.index()].reserved_nodes.push(node);
         Ok(())
     }
@@ -741,16 +655,7 @@ impl FairScheduler {
         a.usage.add_assign(resource);
         a.live.push(id);
         let queue = a.queue.expect("an alive app has a queue");
-        self.containers.push(Container {
-            app,
-            node,
-            resource,
-            priority,
-            is_am,
-            seq,
-            alive: true,
-            exit_status: None,
-        });
+        self.containers.push(Container { app, node, resource, priority, is_am, seq, alive: true, exit_status: None });
         let n = &mut self.nodes[node.index()];
         n.allocated.add_assign(resource);
         n.containers.push(id);
@@ -779,11 +684,7 @@ impl FairScheduler {
 
     /// A container by its app and its number `N` in `APP/N`.
     pub fn container_by_seq(&self, app: AppId, seq: u32) -> Option<ContainerId> {
-        self.apps[app.index()]
-            .live
-            .iter()
-            .copied()
-            .find(|&c| self.containers[c.index()].seq == seq)
+        self.apps[app.index()].live.iter().copied().find(|&c| self.containers[c.index()].seq == seq)
     }
 
     pub fn node(&self, id: NodeId) -> &Node {
@@ -791,11 +692,7 @@ impl FairScheduler {
     }
 
     pub fn nodes(&self) -> impl Iterator<Item = (NodeId, &Node)> {
-        self.nodes
-            .iter()
-            .enumerate()
-            .filter(|(_, n)| !n.removed)
-            .map(|(i, n)| (NodeId(i as u32), n))
+        self.nodes.iter().enumerate().filter(|(_, n)| !n.removed).map(|(i, n)| (NodeId(i as u32), n))
     }
 
     pub fn location_name(&self, id: LocationId) -> &str {
@@ -811,17 +708,14 @@ impl FairScheduler {
 
     /// Hot reload: the new configuration applies at once, or is rejected whole with the old
     /// one kept. Lowered limits never stop running work.
-    pub fn reload(
-        &mut self,
-        props: SchedulerProperties,
-        alloc: AllocationFile,
-    ) -> Result<(), SchedulerError> {
+    pub fn reload(&mut self, props: SchedulerProperties, alloc: AllocationFile) -> Result<(), SchedulerError> {
         if props.resource_types != self.props.resource_types {
             return Err(ConfigError::new("resource types cannot change on reload").into());
         }
-        let placement = alloc.placement_policy.clone().unwrap_or_else(|| {
-            generated_policy(props.allow_undeclared_pools, props.user_as_default_queue)
-        });
+        let placement = alloc
+            .placement_policy
+            .clone()
+            .unwrap_or_else(|| generated_policy(props.allow_undeclared_pools, props.user_as_default_queue));
         self.props = props;
         self.placement = placement;
         self.apply_allocation(alloc);
@@ -833,11 +727,7 @@ impl FairScheduler {
 impl FairScheduler {
     /// Every queue of the tree, in creation order.
     pub fn queues(&self) -> impl Iterator<Item = (QueueId, &crate::state::Queue)> {
-        self.queues
-            .iter()
-            .enumerate()
-            .filter(|(_, q)| !q.removed)
-            .map(|(i, q)| (QueueId(i as u32), q))
+        self.queues.iter().enumerate().filter(|(_, q)| !q.removed).map(|(i, q)| (QueueId(i as u32), q))
     }
 
     pub fn queue(&self, id: QueueId) -> &crate::state::Queue {
@@ -847,10 +737,6 @@ impl FairScheduler {
     /// Applications waiting (maxRunningApps) anywhere under `id`.
     pub fn waiting_apps_under(&self, id: QueueId) -> usize {
         let q = self.q(id);
-        q.non_runnable_apps.len()
-            + q.children
-                .iter()
-                .map(|&c| self.waiting_apps_under(c))
-                .sum::<usize>()
+        q.non_runnable_apps.len() + q.children.iter().map(|&c| self.waiting_apps_under(c)).sum::<usize>()
     }
 }

@@ -176,9 +176,7 @@ impl App {
     }
 
     pub fn request_index(&self, priority: i32, capability: &Resource) -> Option<usize> {
-        self.requests
-            .iter()
-            .position(|r| r.priority == priority && r.capability == *capability)
+        self.requests.iter().position(|r| r.priority == priority && r.capability == *capability)
     }
 }
 

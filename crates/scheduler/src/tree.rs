@@ -1,8 +1,6 @@
 //! The queue tree: built from the allocation file, grown by placement, reshaped by reloads.
 
-use fairloom_config::{
-    trim_queue_name, Acl, AllocationFile, ConfigurableResource, PolicyKind, QueueType,
-};
+use fairloom_config::{trim_queue_name, Acl, AllocationFile, ConfigurableResource, PolicyKind, QueueType};
 use fairloom_model::Resource;
 
 use crate::ids::QueueId;
@@ -42,43 +40,24 @@ impl FairScheduler {
 
     /// The policy a queue should have under `file`.
     fn configured_policy(file: &AllocationFile, name: &str) -> PolicyKind {
-        file.queue(name)
-            .and_then(|c| c.scheduling_policy)
-            .unwrap_or(file.default_scheduling_policy)
+        file.queue(name).and_then(|c| c.scheduling_policy).unwrap_or(file.default_scheduling_policy)
     }
 
     /// Effective settings of queue `name` under the current allocation file.
-    pub(crate) fn resolve_settings(
-        &self,
-        name: &str,
-        parent: Option<QueueId>,
-        dynamic: bool,
-    ) -> QueueSettings {
+    pub(crate) fn resolve_settings(&self, name: &str, parent: Option<QueueId>, dynamic: bool) -> QueueSettings {
         let file = &self.alloc;
         let conf = file.queue(name);
         let parent_settings = parent.map(|p| &self.q(p).settings);
         let unbounded = ConfigurableResource::Absolute(self.props.resource_types.unbounded());
         let max_resources = conf
             .and_then(|c| c.max_resources)
-            .or_else(|| {
-                if dynamic {
-                    parent_settings.and_then(|p| p.max_child_resources)
-                } else {
-                    None
-                }
-            })
+            .or_else(|| if dynamic { parent_settings.and_then(|p| p.max_child_resources) } else { None })
             .or(file.queue_max_resources_default)
             .unwrap_or(unbounded);
         let is_root = parent.is_none();
         let inherit_timeout =
-            |own: Option<i64>,
-             default: Option<i64>,
-             from_parent: fn(&QueueSettings) -> Option<i64>| {
-                own.or(if is_root {
-                    default
-                } else {
-                    parent_settings.and_then(from_parent)
-                })
+            |own: Option<i64>, default: Option<i64>, from_parent: fn(&QueueSettings) -> Option<i64>| {
+                own.or(if is_root { default } else { parent_settings.and_then(from_parent) })
             };
         let fair_timeout = inherit_timeout(
             conf.and_then(|c| c.fair_share_preemption_timeout_ms),
@@ -90,40 +69,26 @@ impl FairScheduler {
             file.default_min_share_preemption_timeout_ms,
             |p| p.min_share_preemption_timeout_ms,
         );
-        let threshold = conf
-            .and_then(|c| c.fair_share_preemption_threshold)
-            .unwrap_or_else(|| match parent_settings {
-                None => file.default_fair_share_preemption_threshold.unwrap_or(0.5),
-                Some(p) => p.fair_share_preemption_threshold,
-            });
-        let default_acl = if is_root {
-            Acl::everyone()
-        } else {
-            Acl::nobody()
-        };
+        let threshold = conf.and_then(|c| c.fair_share_preemption_threshold).unwrap_or_else(|| match parent_settings {
+            None => file.default_fair_share_preemption_threshold.unwrap_or(0.5),
+            Some(p) => p.fair_share_preemption_threshold,
+        });
+        let default_acl = if is_root { Acl::everyone() } else { Acl::nobody() };
         QueueSettings {
             weight: conf.and_then(|c| c.weight).unwrap_or(1.0),
             min_share: conf.and_then(|c| c.min_resources).unwrap_or_default(),
             max_resources,
             max_child_resources: conf.and_then(|c| c.max_child_resources),
-            max_running_apps: conf
-                .and_then(|c| c.max_running_apps)
-                .unwrap_or(file.queue_max_apps_default),
-            max_am_share: conf
-                .and_then(|c| c.max_am_share)
-                .unwrap_or(file.queue_max_am_share_default),
+            max_running_apps: conf.and_then(|c| c.max_running_apps).unwrap_or(file.queue_max_apps_default),
+            max_am_share: conf.and_then(|c| c.max_am_share).unwrap_or(file.queue_max_am_share_default),
             max_container_allocation: conf.and_then(|c| c.max_container_allocation),
             fair_share_preemption_timeout_ms: fair_timeout,
             min_share_preemption_timeout_ms: min_timeout,
             fair_share_preemption_threshold: threshold,
             allow_preemption_from: conf.and_then(|c| c.allow_preemption_from).unwrap_or(true)
                 && parent_settings.is_none_or(|p| p.allow_preemption_from),
-            acl_submit_apps: conf
-                .and_then(|c| c.acl_submit_apps.clone())
-                .unwrap_or_else(|| default_acl.clone()),
-            acl_administer_apps: conf
-                .and_then(|c| c.acl_administer_apps.clone())
-                .unwrap_or(default_acl),
+            acl_submit_apps: conf.and_then(|c| c.acl_submit_apps.clone()).unwrap_or_else(|| default_acl.clone()),
+            acl_administer_apps: conf.and_then(|c| c.acl_administer_apps.clone()).unwrap_or(default_acl),
         }
     }
 
@@ -217,11 +182,7 @@ impl FairScheduler {
             if q.removed || !q.dynamic || q.name == DEFAULT_QUEUE {
                 continue;
             }
-            let empty = if q.leaf {
-                q.app_count() == 0
-            } else {
-                q.children.is_empty()
-            };
+            let empty = if q.leaf { q.app_count() == 0 } else { q.children.is_empty() };
             if empty {
                 self.remove_subtree(id);
                 changed = true;
@@ -235,19 +196,13 @@ impl FairScheduler {
     /// Create a leaf (and any missing parents) for an application, as placement does.
     pub(crate) fn get_or_create_leaf(&mut self, name: &str) -> Result<QueueId, String> {
         if let Some(id) = self.queue_id(name) {
-            return if self.q(id).leaf {
-                Ok(id)
-            } else {
-                Err(format!("{name} is not a leaf queue"))
-            };
+            return if self.q(id).leaf { Ok(id) } else { Err(format!("{name} is not a leaf queue")) };
         }
         if !name.starts_with("root.") || !valid_queue_path(name) {
             return Err(format!("invalid queue name '{name}'"));
         }
         if name.starts_with("root.default.") {
-            return Err(format!(
-                "cannot create {name}: root.default is a leaf queue"
-            ));
+            return Err(format!("cannot create {name}: root.default is a leaf queue"));
         }
         // Find the deepest existing ancestor and check the whole chain before creating anything.
         let parts: Vec<&str> = name.split('.').collect();
@@ -263,10 +218,7 @@ impl FairScheduler {
             }
         }
         if self.q(existing).leaf {
-            return Err(format!(
-                "cannot create {name}: {} is a leaf queue",
-                self.q(existing).name
-            ));
+            return Err(format!("cannot create {name}: {} is a leaf queue", self.q(existing).name));
         }
         // A queue the file configures keeps its configured policy; others get the default.
         let mut parent_policy = self.q(existing).policy;
@@ -306,9 +258,8 @@ impl FairScheduler {
         let policy_of = |id: QueueId| desired.iter().find(|(q, _)| *q == id).map(|(_, p)| *p);
         let all_valid = desired.iter().all(|&(id, p)| {
             let q = self.q(id);
-            let parent_ok = q.parent.is_none_or(|parent| {
-                child_policy_allowed(policy_of(parent).unwrap_or(PolicyKind::Fair), p)
-            });
+            let parent_ok =
+                q.parent.is_none_or(|parent| child_policy_allowed(policy_of(parent).unwrap_or(PolicyKind::Fair), p));
             policy_applicable(p, q.leaf) && parent_ok
         });
         if all_valid {
@@ -316,7 +267,9 @@ impl FairScheduler {
                 self.q_mut(id).policy = p;
             }
         } else {
-            self.warnings.push("scheduling policy violation in the allocation file: every queue keeps its old policy".to_string());
+            self.warnings.push(
+                "scheduling policy violation in the allocation file: every queue keeps its old policy".to_string(),
+            );
         }
 
         // Create, convert, mark static.
@@ -325,12 +278,7 @@ impl FairScheduler {
             .queues
             .iter()
             .skip(1)
-            .map(|c| {
-                (
-                    c.path.clone(),
-                    c.queue_type == QueueType::Leaf && !c.reservable,
-                )
-            })
+            .map(|c| (c.path.clone(), c.queue_type == QueueType::Leaf && !c.reservable))
             .collect();
         let mut failed: Vec<String> = Vec::new();
         for (path, leaf) in &configured {
@@ -352,15 +300,12 @@ impl FairScheduler {
                 }
                 None => {
                     let parent_path = path.rsplit_once('.').map(|(p, _)| p).unwrap_or("root");
-                    let Some(parent) = self.queue_id(parent_path).filter(|&p| !self.q(p).leaf)
-                    else {
+                    let Some(parent) = self.queue_id(parent_path).filter(|&p| !self.q(p).leaf) else {
                         failed.push(path.clone());
                         continue;
                     };
                     let p = Self::configured_policy(&self.alloc, path);
-                    if !policy_applicable(p, *leaf)
-                        || !child_policy_allowed(self.q(parent).policy, p)
-                    {
+                    if !policy_applicable(p, *leaf) || !child_policy_allowed(self.q(parent).policy, p) {
                         self.warnings.push(format!(
                             "queue {path} is not created: policy {} is not allowed under {} ({})",
                             p.name(),
@@ -406,17 +351,12 @@ impl FairScheduler {
     /// never below its minimum.
     pub fn max_share(&self, id: QueueId) -> Resource {
         let s = &self.q(id).settings;
-        s.max_resources
-            .resolve(self.cluster, self.types)
-            .componentwise_max(s.min_share)
+        s.max_resources.resolve(self.cluster, self.types).componentwise_max(s.min_share)
     }
 
     /// The configured maximum (no min floor), resolved against the current cluster.
     pub fn configured_max_resources(&self, id: QueueId) -> Resource {
-        self.q(id)
-            .settings
-            .max_resources
-            .resolve(self.cluster, self.types)
+        self.q(id).settings.max_resources.resolve(self.cluster, self.types)
     }
 
     /// Own or inherited `maxContainerAllocation`; unbounded when nowhere set.
@@ -429,12 +369,7 @@ impl FairScheduler {
     /// `usage + extra` fits in the max share of `id` and of every ancestor.
     pub(crate) fn fits_in_max_share(&self, id: QueueId, extra: &Resource) -> Result<(), QueueId> {
         for q in self.path_to_root(id) {
-            if !self
-                .q(q)
-                .usage
-                .saturating_add(*extra)
-                .fits_in(&self.max_share(q))
-            {
+            if !self.q(q).usage.saturating_add(*extra).fits_in(&self.max_share(q)) {
                 return Err(q);
             }
         }
@@ -456,16 +391,7 @@ mod tests {
 
     #[test]
     fn component_validity() {
-        for bad in [
-            "",
-            "  ",
-            " a",
-            "a ",
-            " a ",
-            "\u{a0}",
-            "a\u{a0}",
-            "\u{a0}a\u{a0}",
-        ] {
+        for bad in ["", "  ", " a", "a ", " a ", "\u{a0}", "a\u{a0}", "\u{a0}a\u{a0}"] {
             assert!(!valid_component(bad), "{bad:?}");
         }
         assert!(valid_component("a b"));

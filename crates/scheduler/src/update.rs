@@ -23,13 +23,8 @@ impl FairScheduler {
     fn update_demand(&mut self, id: QueueId) -> Resource {
         let mut demand = Resource::none();
         if self.q(id).leaf {
-            let apps: Vec<AppId> = self
-                .q(id)
-                .runnable_apps
-                .iter()
-                .chain(&self.q(id).non_runnable_apps)
-                .copied()
-                .collect();
+            let apps: Vec<AppId> =
+                self.q(id).runnable_apps.iter().chain(&self.q(id).non_runnable_apps).copied().collect();
             for a in apps {
                 let app = &mut self.apps[a.index()];
                 app.demand = app.usage.saturating_add(app.pending);
@@ -81,12 +76,7 @@ impl FairScheduler {
             for t in self.share_types(policy) {
                 let inputs: Vec<ShareInput> = weights
                     .iter()
-                    .map(|&w| ShareInput {
-                        weight: w,
-                        min_share: 0,
-                        max_share: i64::MAX,
-                        active: true,
-                    })
+                    .map(|&w| ShareInput { weight: w, min_share: 0, max_share: i64::MAX, active: true })
                     .collect();
                 compute_shares_into(&inputs, total.get(t), false, &mut out);
                 for (a, share) in apps.iter().zip(&out) {
@@ -102,13 +92,7 @@ impl FairScheduler {
         }
     }
 
-    fn split_among_children(
-        &mut self,
-        children: &[QueueId],
-        total: Resource,
-        policy: PolicyKind,
-        steady: bool,
-    ) {
+    fn split_among_children(&mut self, children: &[QueueId], total: Resource, policy: PolicyKind, steady: bool) {
         if children.is_empty() {
             return;
         }

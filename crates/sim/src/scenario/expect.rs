@@ -29,9 +29,7 @@ fn is_contains(m: &Map<String, Value>) -> bool {
 
 /// Every difference between `expected` and `actual`, as `path: expected X, got Y`.
 pub fn compare(expected: &Value, actual: Option<&Value>, path: &str, out: &mut Vec<String>) {
-    let mismatch = |out: &mut Vec<String>| {
-        out.push(format!("{path}: expected {expected}, got {}", show(actual)))
-    };
+    let mismatch = |out: &mut Vec<String>| out.push(format!("{path}: expected {expected}, got {}", show(actual)));
     match expected {
         Value::Object(m) if is_approx(m) => {
             let want = m["approx"].as_f64();
@@ -41,23 +39,17 @@ pub fn compare(expected: &Value, actual: Option<&Value>, path: &str, out: &mut V
                 _ => mismatch(out),
             }
         }
-        Value::Object(m) if is_contains(m) => {
-            match (m["contains"].as_str(), actual.and_then(Value::as_str)) {
-                (Some(w), Some(a)) if a.contains(w) => {}
-                _ => mismatch(out),
-            }
-        }
+        Value::Object(m) if is_contains(m) => match (m["contains"].as_str(), actual.and_then(Value::as_str)) {
+            (Some(w), Some(a)) if a.contains(w) => {}
+            _ => mismatch(out),
+        },
         Value::Object(m) => {
             let Some(Value::Object(actual)) = actual else {
                 mismatch(out);
                 return;
             };
             for (k, v) in m {
-                let child = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                };
+                let child = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
                 match (v, actual.get(k)) {
                     // null asks for null or absence (a queue or app given as null must be absent).
                     (Value::Null, None | Some(Value::Null)) => {}
@@ -90,42 +82,15 @@ mod tests {
 
     #[test]
     fn subset_and_special_forms() {
-        assert!(diff(
-            json!({"a": {"x": 1}}),
-            json!({"a": {"x": 1, "y": 2}, "b": 3})
-        )
-        .is_empty());
-        assert_eq!(
-            diff(json!({"a": {"x": 2}}), json!({"a": {"x": 1}})),
-            ["a.x: expected 2, got 1"]
-        );
-        assert!(diff(
-            json!({"w": {"approx": 0.5, "tol": 0.01}}),
-            json!({"w": 0.505})
-        )
-        .is_empty());
-        assert!(!diff(
-            json!({"w": {"approx": 0.5, "tol": 0.001}}),
-            json!({"w": 0.505})
-        )
-        .is_empty());
-        assert!(diff(
-            json!({"m": {"contains": "reject"}}),
-            json!({"m": "rejected: x"})
-        )
-        .is_empty());
+        assert!(diff(json!({"a": {"x": 1}}), json!({"a": {"x": 1, "y": 2}, "b": 3})).is_empty());
+        assert_eq!(diff(json!({"a": {"x": 2}}), json!({"a": {"x": 1}})), ["a.x: expected 2, got 1"]);
+        assert!(diff(json!({"w": {"approx": 0.5, "tol": 0.01}}), json!({"w": 0.505})).is_empty());
+        assert!(!diff(json!({"w": {"approx": 0.5, "tol": 0.001}}), json!({"w": 0.505})).is_empty());
+        assert!(diff(json!({"m": {"contains": "reject"}}), json!({"m": "rejected: x"})).is_empty());
         assert!(diff(json!({"q": {"gone": null}}), json!({"q": {}})).is_empty());
-        assert!(!diff(
-            json!({"q": {"gone": null}}),
-            json!({"q": {"gone": {"x": 1}}})
-        )
-        .is_empty());
+        assert!(!diff(json!({"q": {"gone": null}}), json!({"q": {"gone": {"x": 1}}})).is_empty());
         assert!(diff(json!({"w": 1.0}), json!({"w": 1})).is_empty());
         assert!(!diff(json!({"missing": 1}), json!({})).is_empty());
-        assert!(diff(
-            json!({"big": 9223372036854775807i64}),
-            json!({"big": 9223372036854775807i64})
-        )
-        .is_empty());
+        assert!(diff(json!({"big": 9223372036854775807i64}), json!({"big": 9223372036854775807i64})).is_empty());
     }
 }

@@ -43,9 +43,7 @@ impl<'de> Deserialize<'de> for PropertyValue {
             Value::String(s) => Ok(Self(s)),
             Value::Number(n) => Ok(Self(n.to_string())),
             Value::Bool(b) => Ok(Self(b.to_string())),
-            other => Err(de::Error::custom(format!(
-                "a property value must be a string, got {other}"
-            ))),
+            other => Err(de::Error::custom(format!("a property value must be a string, got {other}"))),
         }
     }
 }
@@ -197,10 +195,7 @@ pub enum HeartbeatNodes {
 pub enum Step {
     Advance(i64),
     Update,
-    Heartbeat {
-        nodes: HeartbeatNodes,
-        rounds: u32,
-    },
+    Heartbeat { nodes: HeartbeatNodes, rounds: u32 },
     AddNode(NodeSpec),
     RemoveNode(String),
     Submit(SubmitSpec),
@@ -208,19 +203,10 @@ pub enum Step {
     Complete(ContainerSelection),
     Release(ContainerSelection),
     Finish(String),
-    Move {
-        spec: MoveSpec,
-        expect_error: Option<bool>,
-    },
+    Move { spec: MoveSpec, expect_error: Option<bool> },
     Place(PlaceSpec),
-    Reload {
-        spec: ReloadSpec,
-        expect_error: Option<bool>,
-    },
-    Observe {
-        label: String,
-        expect: Option<Value>,
-    },
+    Reload { spec: ReloadSpec, expect_error: Option<bool> },
+    Observe { label: String, expect: Option<Value> },
 }
 
 const STEP_KEYS: &[&str] = &[
@@ -242,12 +228,9 @@ const STEP_KEYS: &[&str] = &[
 
 fn strip_comments(v: &Value) -> Value {
     match v {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .filter(|(k, _)| !k.starts_with('_'))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        ),
+        Value::Object(m) => {
+            Value::Object(m.iter().filter(|(k, _)| !k.starts_with('_')).map(|(k, v)| (k.clone(), v.clone())).collect())
+        }
         other => other.clone(),
     }
 }
@@ -259,25 +242,11 @@ fn typed<T: serde::de::DeserializeOwned>(key: &str, v: &Value) -> Result<T, Stri
 /// Parse one step object; the message names what is wrong.
 pub fn parse_step(v: &Value) -> Result<Step, String> {
     let obj: &Map<String, Value> = v.as_object().ok_or("a step must be an object")?;
-    let keys: Vec<&str> = obj
-        .keys()
-        .map(String::as_str)
-        .filter(|k| STEP_KEYS.contains(k))
-        .collect();
+    let keys: Vec<&str> = obj.keys().map(String::as_str).filter(|k| STEP_KEYS.contains(k)).collect();
     let key = match keys.as_slice() {
         [k] => *k,
-        [] => {
-            return Err(format!(
-                "no step key: expected one of {}",
-                STEP_KEYS.join(", ")
-            ))
-        }
-        many => {
-            return Err(format!(
-                "a step has exactly one step key, found {}",
-                many.join(", ")
-            ))
-        }
+        [] => return Err(format!("no step key: expected one of {}", STEP_KEYS.join(", "))),
+        many => return Err(format!("a step has exactly one step key, found {}", many.join(", "))),
     };
     let allowed_extra: &[&str] = match key {
         "heartbeat" => &["rounds"],
@@ -285,10 +254,7 @@ pub fn parse_step(v: &Value) -> Result<Step, String> {
         "reload" | "move" => &["expect_error"],
         _ => &[],
     };
-    if let Some(bad) = obj
-        .keys()
-        .find(|k| *k != key && !k.starts_with('_') && !allowed_extra.contains(&k.as_str()))
-    {
+    if let Some(bad) = obj.keys().find(|k| *k != key && !k.starts_with('_') && !allowed_extra.contains(&k.as_str())) {
         return Err(format!("unknown key `{bad}` in a {key} step"));
     }
     let body = &obj[key];
@@ -300,25 +266,18 @@ pub fn parse_step(v: &Value) -> Result<Step, String> {
         }
     };
     Ok(match key {
-        "advance_ms" => Step::Advance(
-            body.as_i64()
-                .filter(|&x| x >= 0)
-                .ok_or("advance_ms must be a non-negative integer")?,
-        ),
+        "advance_ms" => {
+            Step::Advance(body.as_i64().filter(|&x| x >= 0).ok_or("advance_ms must be a non-negative integer")?)
+        }
         "update" => Step::Update,
         "heartbeat" => {
             let rounds = match obj.get("rounds") {
                 None => 1,
                 Some(r) => {
-                    r.as_u64()
-                        .filter(|&r| r <= u32::MAX as u64)
-                        .ok_or("rounds must be a non-negative integer")? as u32
+                    r.as_u64().filter(|&r| r <= u32::MAX as u64).ok_or("rounds must be a non-negative integer")? as u32
                 }
             };
-            Step::Heartbeat {
-                nodes: typed(key, body)?,
-                rounds,
-            }
+            Step::Heartbeat { nodes: typed(key, body)?, rounds }
         }
         "add_node" => Step::AddNode(typed(key, body)?),
         "remove_node" => Step::RemoveNode(typed(key, body)?),
@@ -327,19 +286,10 @@ pub fn parse_step(v: &Value) -> Result<Step, String> {
         "complete" => Step::Complete(typed(key, body)?),
         "release" => Step::Release(typed(key, body)?),
         "finish" => Step::Finish(typed(key, body)?),
-        "move" => Step::Move {
-            spec: typed(key, body)?,
-            expect_error: expect_error()?,
-        },
+        "move" => Step::Move { spec: typed(key, body)?, expect_error: expect_error()? },
         "place" => Step::Place(typed(key, body)?),
-        "reload" => Step::Reload {
-            spec: typed(key, body)?,
-            expect_error: expect_error()?,
-        },
-        "observe" => Step::Observe {
-            label: typed(key, body)?,
-            expect: obj.get("expect").cloned(),
-        },
+        "reload" => Step::Reload { spec: typed(key, body)?, expect_error: expect_error()? },
+        "observe" => Step::Observe { label: typed(key, body)?, expect: obj.get("expect").cloned() },
         _ => unreachable!("step keys are listed above"),
     })
 }

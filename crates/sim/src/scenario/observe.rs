@@ -91,9 +91,7 @@ pub(crate) fn observe(runner: &Runner, label: &str) -> Value {
         let alive = !matches!(a.state, AppState::Finished | AppState::Rejected);
         let queue = match a.state {
             AppState::Rejected => Value::Null,
-            _ => a
-                .queue
-                .map_or(Value::Null, |q| Value::String(s.queue(q).name.clone())),
+            _ => a.queue.map_or(Value::Null, |q| Value::String(s.queue(q).name.clone())),
         };
         apps.insert(
             name.clone(),

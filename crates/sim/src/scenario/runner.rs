@@ -8,8 +8,7 @@ use fairloom_scheduler::{AppId, Ask, ContainerId, FairScheduler, NodeId};
 use serde_json::{json, Value};
 
 use super::format::{
-    locate_key, parse_step, properties_map, ContainerSelection, Document, HeartbeatNodes,
-    PropertyValue, Step,
+    locate_key, parse_step, properties_map, ContainerSelection, Document, HeartbeatNodes, PropertyValue, Step,
 };
 use super::observe::observe;
 
@@ -17,11 +16,7 @@ use super::observe::observe;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Failure {
     /// Not valid JSON, or not a scenario document.
-    Document {
-        message: String,
-        line: Option<usize>,
-        column: Option<usize>,
-    },
+    Document { message: String, line: Option<usize>, column: Option<usize> },
     /// The configuration does not load (a legitimate outcome when the file expects it).
     Config { message: String, line: Option<u32> },
     /// A step cannot run.
@@ -61,15 +56,12 @@ pub(crate) struct Runner {
 }
 
 /// Resource from a scenario object keyed by resource type name.
-pub(crate) fn resource(
-    types: &ResourceTypes,
-    map: &BTreeMap<String, i64>,
-) -> Result<Resource, String> {
+pub(crate) fn resource(types: &ResourceTypes, map: &BTreeMap<String, i64>) -> Result<Resource, String> {
     let mut r = Resource::none();
     for (name, &value) in map {
-        let i = types.index_of(name).ok_or_else(|| {
-            format!("unknown resource type '{name}' (declare it in resource_types)")
-        })?;
+        let i = types
+            .index_of(name)
+            .ok_or_else(|| format!("unknown resource type '{name}' (declare it in resource_types)"))?;
         r.set(i, value);
     }
     Ok(r)
@@ -80,11 +72,9 @@ fn load_config(
     extra: &[String],
     allocations: Option<&str>,
 ) -> Result<(SchedulerProperties, AllocationFile), ConfigError> {
-    let props =
-        SchedulerProperties::from_properties(props, extra).map_err(|e| e.in_file("properties"))?;
+    let props = SchedulerProperties::from_properties(props, extra).map_err(|e| e.in_file("properties"))?;
     let alloc = match allocations {
-        Some(text) => parse_allocation_file(text, &props.resource_types)
-            .map_err(|e| e.in_file("allocations"))?,
+        Some(text) => parse_allocation_file(text, &props.resource_types).map_err(|e| e.in_file("allocations"))?,
         None => AllocationFile::default(),
     };
     Ok((props, alloc))
@@ -103,26 +93,14 @@ pub fn run_text(text: &str, audit: bool) -> Outcome {
                 .nth(1)
                 .filter(|_| message.starts_with("unknown key"))
                 .and_then(|k| locate_key(text, k))
-                .map_or(
-                    (
-                        Some(e.line()).filter(|&l| l > 0),
-                        Some(e.column()).filter(|&c| c > 0),
-                    ),
-                    |(l, c)| (Some(l), Some(c)),
-                );
-            let message = message
-                .split(" at line ")
-                .next()
-                .unwrap_or(&message)
-                .to_string();
+                .map_or((Some(e.line()).filter(|&l| l > 0), Some(e.column()).filter(|&c| c > 0)), |(l, c)| {
+                    (Some(l), Some(c))
+                });
+            let message = message.split(" at line ").next().unwrap_or(&message).to_string();
             return Outcome {
                 name: String::new(),
                 expect_config_error: false,
-                result: Err(Failure::Document {
-                    message,
-                    line,
-                    column,
-                }),
+                result: Err(Failure::Document { message, line, column }),
             };
         }
     };
@@ -135,20 +113,12 @@ pub fn run_text(text: &str, audit: bool) -> Outcome {
             return Outcome {
                 name,
                 expect_config_error: false,
-                result: Err(Failure::Document {
-                    message,
-                    line: None,
-                    column: None,
-                }),
+                result: Err(Failure::Document { message, line: None, column: None }),
             };
         }
     };
     let result = run_document(doc, audit);
-    Outcome {
-        name,
-        expect_config_error,
-        result,
-    }
+    Outcome { name, expect_config_error, result }
 }
 
 fn run_document(doc: Document, audit: bool) -> Result<Run, Failure> {
@@ -163,31 +133,19 @@ fn run_document(doc: Document, audit: bool) -> Result<Run, Failure> {
             })
         }
         other => {
-            return Err(Failure::Document {
-                message: format!("unknown scheduler '{other}'"),
-                line: None,
-                column: None,
-            })
+            return Err(Failure::Document { message: format!("unknown scheduler '{other}'"), line: None, column: None })
         }
     }
-    if !doc.node_labels.is_empty()
-        || !doc.capacity.is_empty()
-        || doc.nodes.iter().any(|n| n.label.is_some())
-    {
+    if !doc.node_labels.is_empty() || !doc.capacity.is_empty() || doc.nodes.iter().any(|n| n.label.is_some()) {
         return Err(Failure::Unsupported {
             message: "node labels and capacity settings are not supported yet".to_string(),
         });
     }
     let properties = properties_map(&doc.properties);
     let (props, alloc) = load_config(&properties, &doc.resource_types, doc.allocations.as_deref())
-        .map_err(|e| Failure::Config {
-            message: e.to_string(),
-            line: e.line,
-        })?;
-    let mut scheduler = FairScheduler::new(props, alloc).map_err(|e| Failure::Config {
-        message: e.to_string(),
-        line: None,
-    })?;
+        .map_err(|e| Failure::Config { message: e.to_string(), line: e.line })?;
+    let mut scheduler =
+        FairScheduler::new(props, alloc).map_err(|e| Failure::Config { message: e.to_string(), line: None })?;
     scheduler.set_groups(doc.groups.clone());
     let mut runner = Runner {
         scheduler,
@@ -201,30 +159,22 @@ fn run_document(doc: Document, audit: bool) -> Result<Run, Failure> {
         audit,
     };
     for n in &doc.nodes {
-        runner
-            .add_node(n.name.as_str(), n.rack.as_deref(), &n.resource)
-            .map_err(|message| Failure::Document {
-                message: format!("nodes: {message}"),
-                line: None,
-                column: None,
-            })?;
+        runner.add_node(n.name.as_str(), n.rack.as_deref(), &n.resource).map_err(|message| Failure::Document {
+            message: format!("nodes: {message}"),
+            line: None,
+            column: None,
+        })?;
     }
     for (i, raw) in doc.steps.iter().enumerate() {
         let step = parse_step(raw).map_err(|message| Failure::Scenario { step: i, message })?;
-        runner
-            .step(i, step)
-            .map_err(|message| Failure::Scenario { step: i, message })?;
+        runner.step(i, step).map_err(|message| Failure::Scenario { step: i, message })?;
         if runner.audit {
             let mismatches = runner.scheduler.audit();
             if !mismatches.is_empty() {
                 let list: Vec<String> = mismatches.iter().map(ToString::to_string).collect();
                 return Err(Failure::Scenario {
                     step: i,
-                    message: format!(
-                        "auditor found {} mismatches: {}",
-                        list.len(),
-                        list.join("; ")
-                    ),
+                    message: format!("auditor found {} mismatches: {}", list.len(), list.join("; ")),
                 });
             }
         }
@@ -233,29 +183,17 @@ fn run_document(doc: Document, audit: bool) -> Result<Run, Failure> {
 }
 
 impl Runner {
-    fn add_node(
-        &mut self,
-        name: &str,
-        rack: Option<&str>,
-        res: &BTreeMap<String, i64>,
-    ) -> Result<NodeId, String> {
+    fn add_node(&mut self, name: &str, rack: Option<&str>, res: &BTreeMap<String, i64>) -> Result<NodeId, String> {
         let r = resource(self.scheduler.resource_types(), res)?;
-        self.scheduler
-            .add_node(name, rack, r)
-            .map_err(|e| e.to_string())
+        self.scheduler.add_node(name, rack, r).map_err(|e| e.to_string())
     }
 
     fn app(&self, name: &str) -> Result<AppId, String> {
-        self.apps
-            .get(name)
-            .copied()
-            .ok_or_else(|| format!("unknown application '{name}'"))
+        self.apps.get(name).copied().ok_or_else(|| format!("unknown application '{name}'"))
     }
 
     fn node(&self, name: &str) -> Result<NodeId, String> {
-        self.scheduler
-            .node_id(name)
-            .ok_or_else(|| format!("unknown node '{name}'"))
+        self.scheduler.node_id(name).ok_or_else(|| format!("unknown node '{name}'"))
     }
 
     fn res(&self, map: &BTreeMap<String, i64>) -> Result<Resource, String> {
@@ -267,31 +205,20 @@ impl Runner {
             return names
                 .iter()
                 .map(|n| {
-                    let (app, seq) = n
-                        .rsplit_once('/')
-                        .ok_or_else(|| format!("container name '{n}' is not APP/N"))?;
-                    let seq: u32 = seq
-                        .parse()
-                        .map_err(|_| format!("container name '{n}' is not APP/N"))?;
+                    let (app, seq) = n.rsplit_once('/').ok_or_else(|| format!("container name '{n}' is not APP/N"))?;
+                    let seq: u32 = seq.parse().map_err(|_| format!("container name '{n}' is not APP/N"))?;
                     self.scheduler
                         .container_by_seq(self.app(app)?, seq)
                         .ok_or_else(|| format!("container {n} is not live"))
                 })
                 .collect();
         }
-        let app = self.app(
-            sel.app
-                .as_deref()
-                .ok_or("give either containers or app and count")?,
-        )?;
+        let app = self.app(sel.app.as_deref().ok_or("give either containers or app and count")?)?;
         let node = sel.node.as_deref().map(|n| self.node(n)).transpose()?;
         let count = sel.count.ok_or("give either containers or app and count")? as usize;
         let found = self.scheduler.latest_containers(app, count, node);
         if found.len() < count {
-            return Err(format!(
-                "only {} live non-AM containers match, {count} asked",
-                found.len()
-            ));
+            return Err(format!("only {} live non-AM containers match, {count} asked", found.len()));
         }
         Ok(found)
     }
@@ -302,18 +229,13 @@ impl Runner {
             Step::Update => self.scheduler.update(self.now),
             Step::Heartbeat { nodes, rounds } => {
                 let names: Vec<String> = match nodes {
-                    HeartbeatNodes::One(n) if n == "all" => self
-                        .scheduler
-                        .nodes()
-                        .map(|(_, n)| n.name.clone())
-                        .collect(),
+                    HeartbeatNodes::One(n) if n == "all" => {
+                        self.scheduler.nodes().map(|(_, n)| n.name.clone()).collect()
+                    }
                     HeartbeatNodes::One(n) => vec![n],
                     HeartbeatNodes::Many(v) => v,
                 };
-                let ids = names
-                    .iter()
-                    .map(|n| self.node(n))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let ids = names.iter().map(|n| self.node(n)).collect::<Result<Vec<_>, _>>()?;
                 for _ in 0..rounds {
                     for &id in &ids {
                         self.scheduler.node_update(id, self.now);
@@ -341,9 +263,7 @@ impl Runner {
                 // is constant), so `priority` is read and deliberately not used.
                 let _ = s.priority;
                 let am = s.am.as_ref().map(|m| self.res(m)).transpose()?;
-                let id = self
-                    .scheduler
-                    .submit(&s.app, &s.queue, &s.user, am, self.now);
+                let id = self.scheduler.submit(&s.app, &s.queue, &s.user, am, self.now);
                 self.apps.insert(s.app.clone(), id);
                 self.app_order.push(s.app);
             }
@@ -362,15 +282,11 @@ impl Runner {
                         relax_locality: r.relax_locality,
                     });
                 }
-                self.scheduler
-                    .set_asks(app, &asks)
-                    .map_err(|e| e.to_string())?;
+                self.scheduler.set_asks(app, &asks).map_err(|e| e.to_string())?;
             }
             Step::Complete(sel) | Step::Release(sel) => {
                 for c in self.containers(&sel)? {
-                    self.scheduler
-                        .complete_container(c, sel.exit_status)
-                        .map_err(|e| e.to_string())?;
+                    self.scheduler.complete_container(c, sel.exit_status).map_err(|e| e.to_string())?;
                 }
             }
             Step::Finish(name) => {
@@ -391,9 +307,7 @@ impl Runner {
                 let node = self.node(&p.node)?;
                 let cap = self.res(&p.capability)?;
                 if p.reserved {
-                    self.scheduler
-                        .place_reservation(app, node, cap, p.priority)
-                        .map_err(|e| e.to_string())?;
+                    self.scheduler.place_reservation(app, node, cap, p.priority).map_err(|e| e.to_string())?;
                 } else {
                     self.scheduler
                         .place_containers(app, node, cap, p.priority, p.count, p.am)
@@ -422,28 +336,14 @@ impl Runner {
         Ok(())
     }
 
-    fn reload(
-        &mut self,
-        allocations: Option<&str>,
-        properties: Option<&BTreeMap<String, PropertyValue>>,
-    ) -> String {
-        let props = properties
-            .map(properties_map)
-            .unwrap_or_else(|| self.properties.clone());
+    fn reload(&mut self, allocations: Option<&str>, properties: Option<&BTreeMap<String, PropertyValue>>) -> String {
+        let props = properties.map(properties_map).unwrap_or_else(|| self.properties.clone());
         let current_alloc = self.scheduler.allocation_file().clone();
         let loaded = match load_config(&props, &self.extra_types, allocations) {
-            Ok((p, a)) => Ok((
-                p,
-                if allocations.is_some() {
-                    a
-                } else {
-                    current_alloc
-                },
-            )),
+            Ok((p, a)) => Ok((p, if allocations.is_some() { a } else { current_alloc })),
             Err(e) => Err(e.to_string()),
         };
-        let result =
-            loaded.and_then(|(p, a)| self.scheduler.reload(p, a).map_err(|e| e.to_string()));
+        let result = loaded.and_then(|(p, a)| self.scheduler.reload(p, a).map_err(|e| e.to_string()));
         match result {
             Ok(()) => {
                 self.properties = props;
@@ -453,25 +353,15 @@ impl Runner {
         }
     }
 
-    fn record_reload(
-        &mut self,
-        index: usize,
-        result: String,
-        expect_error: Option<bool>,
-        what: &str,
-    ) {
+    fn record_reload(&mut self, index: usize, result: String, expect_error: Option<bool>, what: &str) {
         let rejected = result.starts_with("rejected");
         if let Some(expected) = expect_error {
             if expected != rejected {
                 let wanted = if expected { "rejected" } else { "applied" };
-                self.run.step_failures.push(format!(
-                    "steps[{index}] ({what}): expected {wanted}, got {result}"
-                ));
+                self.run.step_failures.push(format!("steps[{index}] ({what}): expected {wanted}, got {result}"));
             }
         }
-        self.run
-            .reloads
-            .push(json!({"step": index, "result": result}));
+        self.run.reloads.push(json!({"step": index, "result": result}));
         self.last_reload = Some(result);
     }
 }
@@ -480,10 +370,7 @@ impl Outcome {
     /// The JSON `scenario run` prints, and its exit code.
     pub fn to_json(&self) -> (Value, i32) {
         match &self.result {
-            Ok(run) => (
-                json!({"name": self.name, "observations": run.observations, "reloads": run.reloads}),
-                0,
-            ),
+            Ok(run) => (json!({"name": self.name, "observations": run.observations, "reloads": run.reloads}), 0),
             Err(Failure::Config { message, line }) => {
                 let mut e = json!({"kind": "config", "message": message});
                 if let Some(l) = line {
@@ -491,19 +378,13 @@ impl Outcome {
                 }
                 (json!({"name": self.name, "error": e}), 0)
             }
-            Err(Failure::Scenario { step, message }) => (
-                json!({"name": self.name, "error": {"kind": "scenario", "step": step, "message": message}}),
-                2,
-            ),
-            Err(Failure::Unsupported { message }) => (
-                json!({"name": self.name, "error": {"kind": "unsupported", "message": message}}),
-                2,
-            ),
-            Err(Failure::Document {
-                message,
-                line,
-                column,
-            }) => {
+            Err(Failure::Scenario { step, message }) => {
+                (json!({"name": self.name, "error": {"kind": "scenario", "step": step, "message": message}}), 2)
+            }
+            Err(Failure::Unsupported { message }) => {
+                (json!({"name": self.name, "error": {"kind": "unsupported", "message": message}}), 2)
+            }
+            Err(Failure::Document { message, line, column }) => {
                 let mut e = json!({"kind": "document", "message": message});
                 if let Some(l) = line {
                     e["line"] = json!(l);
