@@ -53,9 +53,10 @@ fn build(args: &SharesArgs) -> Result<(FairScheduler, String)> {
     let props = SchedulerProperties::from_properties(&properties, &[])
         .map_err(|e| e.in_file(args.properties.as_ref().map_or("properties".into(), |p| p.display().to_string())))?;
     let (text, source) = match &args.allocations {
-        Some(p) => {
-            (std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?, p.display().to_string())
-        }
+        Some(p) => (
+            std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?,
+            p.display().to_string(),
+        ),
         None => (EXAMPLE.to_string(), "built-in example (examples/fair-scheduler.xml)".to_string()),
     };
     let alloc = parse_allocation_file(&text, &props.resource_types).map_err(|e| e.in_file(source.clone()))?;

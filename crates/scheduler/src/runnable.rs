@@ -155,6 +155,10 @@ impl FairScheduler {
         if a.unmanaged_am || a.am_running {
             a.state = AppState::Running;
         }
+        if a.am_running {
+            let am = a.am_resource;
+            self.q_mut(queue).am_usage.add_assign(am);
+        }
         self.track_runnable(app);
     }
 }

@@ -230,7 +230,14 @@ impl FairScheduler {
 
     /// Submit an application. It is always recorded: placed in a queue (runnable or waiting)
     /// or rejected with a reason. `am`: the AM container's size, `None` for an unmanaged AM.
-    pub fn submit(&mut self, name: &str, requested_queue: &str, user: &str, am: Option<Resource>, now: Millis) -> AppId {
+    pub fn submit(
+        &mut self,
+        name: &str,
+        requested_queue: &str,
+        user: &str,
+        am: Option<Resource>,
+        now: Millis,
+    ) -> AppId {
         let id = self.new_app(name, user, am.is_none(), now);
         let queue = match self.place(requested_queue, user).and_then(|q| self.get_or_create_leaf(&q)) {
             Ok(q) => q,
@@ -542,6 +549,17 @@ impl FairScheduler {
             }
         }
         let user = self.apps[app.index()].user.clone();
+        // As YARN's executeMove: runnability in the target is judged before the app leaves
+        // its queue, and a runnable app that would not run there is not moved.
+        let now_runnable = match self.runnable_block(target, &user) {
+            None => true,
+            Some(reason) if was_runnable => {
+                return Err(SchedulerError::MoveRefused(format!(
+                    "the app would not be runnable in {target_name}: {reason}"
+                )))
+            }
+            Some(_) => false,
+        };
         let (am_running, am) = (self.apps[app.index()].am_running, self.apps[app.index()].am_resource);
         self.remove_from_queue(app, old);
         if was_runnable {
@@ -559,7 +577,6 @@ impl FairScheduler {
         for q in new_path {
             self.q_mut(q).usage.add_assign(usage);
         }
-        let now_runnable = self.runnable_block(target, &user).is_none();
         if now_runnable {
             self.q_mut(target).runnable_apps.push(app);
             if !was_runnable {
@@ -570,7 +587,7 @@ impl FairScheduler {
             self.track_runnable(app);
             // YARN drops a moved app's AM usage from the old queue without adding it to the
             // new one, which lets the new queue's AM usage go negative when the app ends;
-            // fairloom moves it so the queue's AM accounting stays exact.
+            // fairloom moves it so a leaf's AM usage stays the sum over its runnable apps.
             if am_running {
                 self.q_mut(target).am_usage.add_assign(am);
             }
@@ -674,8 +691,12 @@ impl FairScheduler {
         if a.runnable {
             a.state = AppState::Running;
         }
-        let queue = a.queue.expect("an alive app has a queue");
-        self.q_mut(queue).am_usage.add_assign(resource);
+        // A leaf's AM usage is the sum over its runnable apps (a waiting app's AM, possible
+        // only through recovery, is charged when it becomes runnable).
+        if a.runnable {
+            let queue = a.queue.expect("an alive app has a queue");
+            self.q_mut(queue).am_usage.add_assign(resource);
+        }
     }
 
     pub fn container(&self, id: ContainerId) -> &Container {
