@@ -458,3 +458,39 @@ mod tests {
         assert!(PolicyKind::parse("lottery").is_err());
     }
 }
+
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    const FILE: &str = "<?xml version=\"1.0\"?>\n<allocations>\n  <queue name=\"a\" type=\"parent\">\n    <weight>2.0</weight>\n    <minResources>1024 mb, 1 vcores</minResources>\n    <maxResources>memory-mb=40%, vcores=50%</maxResources>\n    <queue name=\"b\"><maxAMShare>0.3</maxAMShare><aclSubmitApps>u1,u2 g1</aclSubmitApps></queue>\n  </queue>\n  <user name=\"u\"><maxRunningApps>3</maxRunningApps></user>\n  <queuePlacementPolicy><rule name=\"specified\"/><rule name=\"nestedUserQueue\"><rule name=\"primaryGroup\" create=\"false\"/></rule><rule name=\"default\"/></queuePlacementPolicy>\n</allocations>\n";
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+
+        /// Damaged allocation files give an error (with a line where one is known), never a panic.
+        #[test]
+        fn damaged_files_never_panic(cut in 0usize..FILE.len(), at in 0usize..FILE.len(), byte in 32u8..127) {
+            let types = ResourceTypes::default();
+            let _ = parse_allocation_file(&FILE[..cut], &types);
+            let mut damaged = FILE.as_bytes().to_vec();
+            damaged[at] = byte;
+            if let Ok(text) = String::from_utf8(damaged) {
+                if let Err(e) = parse_allocation_file(&text, &types) {
+                    prop_assert!(!e.to_string().is_empty());
+                }
+            }
+        }
+
+        #[test]
+        fn resource_strings_never_panic(s in "[0-9a-z%=,. -]{0,30}") {
+            let _ = parse_resource(&s, &ResourceTypes::default(), UNBOUNDED);
+        }
+    }
+
+    #[test]
+    fn the_fuzzed_file_is_valid() {
+        assert!(parse_allocation_file(FILE, &ResourceTypes::default()).is_ok());
+    }
+}

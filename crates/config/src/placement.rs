@@ -64,7 +64,7 @@ fn parse_rule(element: Node<'_, '_>, warnings: &mut Vec<String>) -> Result<RuleC
     let name =
         element.attribute("name").ok_or_else(|| error_at(element, "a placement <rule> needs a name attribute"))?;
     let kind = RuleKind::parse(name).ok_or_else(|| error_at(element, format!("unknown placement rule '{name}'")))?;
-    let create = element.attribute("create").map_or(true, java_bool);
+    let create = element.attribute("create").is_none_or(java_bool);
     let queue = element.attribute("queue").map(|q| {
         let q = q.trim();
         if q == "root" || q.starts_with("root.") {

@@ -269,19 +269,19 @@ impl FairScheduler {
             let e = &self.apps[app.index()].requests[idx];
             let (rack_count, node_count) = (e.count_at(rack_loc), e.count_at(node_loc));
             if rack_count > 0 && node_count > 0 {
-                return self.assign_request(app, idx, node, NodeType::NodeLocal, reserved, now, out);
+                return self.assign_request(app, idx, node, NodeType::NodeLocal, reserved, out);
             }
             if !e.can_delay_to(Some(rack_loc)) {
                 continue;
             }
             if rack_count > 0 && allowed != NodeType::NodeLocal {
-                return self.assign_request(app, idx, node, NodeType::RackLocal, reserved, now, out);
+                return self.assign_request(app, idx, node, NodeType::RackLocal, reserved, out);
             }
             if !e.can_delay_to(None) {
                 continue;
             }
             if e.any_count() > 0 && (e.unique_location_asks() <= 1 || allowed == NodeType::OffSwitch) {
-                return self.assign_request(app, idx, node, NodeType::OffSwitch, reserved, now, out);
+                return self.assign_request(app, idx, node, NodeType::OffSwitch, reserved, out);
             }
             self.apps[app.index()].wait = Some(WaitReason::WaitingForLocality);
         }
@@ -329,7 +329,6 @@ impl FairScheduler {
         e.allowed_locality.expect("set above")
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn assign_request(
         &mut self,
         app: AppId,
@@ -337,7 +336,6 @@ impl FairScheduler {
         node: NodeId,
         kind: NodeType,
         reserved: bool,
-        now: Millis,
         out: &mut Vec<Decision>,
     ) -> Assigned {
         let capability = self.apps[app.index()].requests[idx].capability;
@@ -353,7 +351,7 @@ impl FairScheduler {
             if reserved {
                 self.unreserve(app, node);
             }
-            let container = self.allocate(app, idx, node, kind, now);
+            let container = self.allocate(app, idx, node, kind);
             out.push(Decision::Allocated { app, container, node });
             return Assigned::Container(capability);
         }
@@ -420,14 +418,7 @@ impl FairScheduler {
     }
 
     /// Create the container: asks decremented by locality, usage charged, AM marked.
-    fn allocate(
-        &mut self,
-        app: AppId,
-        idx: usize,
-        node: NodeId,
-        kind: NodeType,
-        now: Millis,
-    ) -> crate::ids::ContainerId {
+    fn allocate(&mut self, app: AppId, idx: usize, node: NodeId, kind: NodeType) -> crate::ids::ContainerId {
         let (node_loc, rack_loc) = {
             let n = &self.nodes[node.index()];
             (n.location, n.rack)
@@ -439,7 +430,6 @@ impl FairScheduler {
                 e.allowed_locality = Some(kind);
             }
         }
-        let _ = now;
         let (capability, priority) = (e.capability, e.priority);
         let mut dec = |loc| {
             if let Some(ask) = e.locations.get_mut(&loc) {

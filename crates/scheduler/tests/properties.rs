@@ -85,7 +85,7 @@ fn run(config: usize, assign_multiple: bool, events: &[Event]) -> Result<Vec<Dec
         match *e {
             Event::AddNode(size) => {
                 let name = format!("n{}", nodes.len());
-                let rack = if nodes.len() % 2 == 0 { "/r0" } else { "/r1" };
+                let rack = if nodes.len().is_multiple_of(2) { "/r0" } else { "/r1" };
                 s.add_node(&name, Some(rack), Resource::new(NODES[size].0, NODES[size].1)).unwrap();
                 nodes.push(name);
             }

@@ -30,7 +30,6 @@ fn queue_json(s: &FairScheduler, id: QueueId) -> Value {
     let r = |x: &Resource| resource_json(types, x);
     let q = s.queue(id);
     let st = &q.settings;
-    let unbounded = types.unbounded();
     let config = json!({
         "type": if q.leaf { "leaf" } else { "parent" },
         "weight": float_json(st.weight),
@@ -72,7 +71,6 @@ fn queue_json(s: &FairScheduler, id: QueueId) -> Value {
     if q.leaf {
         o["am_limit"] = r(&s.am_limit(id));
     }
-    let _ = unbounded;
     o
 }
 

@@ -1,0 +1,110 @@
+//! The `fairloom` binary end to end: exit codes and output contracts.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fairloom(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fairloom")).args(args).output().expect("the binary runs")
+}
+
+fn scenario(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../sim/tests/scenarios").join(name)
+}
+
+fn temp(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fairloom-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn scenario_run_prints_observations() {
+    let path = scenario("reference/fs-min-alloc.json");
+    let o = fairloom(&["scenario", "run", path.to_str().unwrap()]);
+    assert!(o.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(json["name"], "fs-min-alloc");
+    assert_eq!(json["observations"][0]["queues"]["root.queueB"]["fair_share"]["memory-mb"], 2048);
+}
+
+#[test]
+fn scenario_run_reports_config_errors_with_exit_0() {
+    let path = scenario("reference/af-err-empty-queue-name.json");
+    let o = fairloom(&["scenario", "run", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(json["error"]["kind"], "config");
+    assert_eq!(json["error"]["line"], 1);
+}
+
+#[test]
+fn scenario_run_reports_bad_documents_with_exit_2() {
+    let bad = temp("bad.json", "{\"name\": \"x\",\n \"stepz\": []}");
+    let o = fairloom(&["scenario", "run", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(json["error"]["kind"], "document");
+    assert_eq!(json["error"]["line"], 2);
+    let broken_step = temp("step.json", "{\"name\": \"x\", \"steps\": [{\"update\": {}}, {\"finish\": \"ghost\"}]}");
+    let o = fairloom(&["scenario", "run", broken_step.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(json["error"]["kind"], "scenario");
+    assert_eq!(json["error"]["step"], 1);
+}
+
+#[test]
+fn scenario_check_counts_and_fails() {
+    let good = scenario("reference/cfs-min-shares.json");
+    let text = std::fs::read_to_string(&good)
+        .unwrap()
+        .replace("\"memory-mb\":18", "\"memory-mb\":19")
+        .replace("\"memory-mb\": 18", "\"memory-mb\": 19");
+    let wrong = temp("wrong.json", &text);
+    let o = fairloom(&["scenario", "check", good.to_str().unwrap(), wrong.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(out.contains("PASS cfs-min-shares"), "{out}");
+    assert!(
+        out.contains(
+            "FAIL cfs-min-shares: observe[after-update].queues.root.s2.fair_share.memory-mb: expected 19, got 18"
+        ),
+        "{out}"
+    );
+    assert!(out.trim_end().ends_with("1 passed, 1 failed"), "{out}");
+}
+
+#[test]
+fn shares_runs_on_the_built_in_example() {
+    let o = fairloom(&["shares"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = stdout(&o);
+    assert!(out.contains("built-in example"));
+    assert!(out.contains("etl"));
+    let o =
+        fairloom(&["shares", "--json", "--nodes", "4", "--node-resource", "8192 mb, 8 vcores", "--active", "research"]);
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let research = json["queues"].as_array().unwrap().iter().find(|q| q["name"] == "root.research").unwrap();
+    // research alone is active but capped at 40% of the 32768 MB cluster
+    assert_eq!(research["fair_share"]["memory-mb"], 13107);
+    assert_eq!(research["max_share"]["memory-mb"], 13107);
+}
+
+#[test]
+fn shares_reports_bad_files() {
+    let bad =
+        temp("bad.xml", "<allocations>\n<queue name=\"a\">\n<maxResources>lots</maxResources></queue></allocations>");
+    let o = fairloom(&["shares", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bad.xml:3: maxResources:"), "{err}");
+    let o = fairloom(&["shares", "--node-resource", "lots"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--node-resource"));
+}
