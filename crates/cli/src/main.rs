@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 mod shares;
+mod sim;
 
 /// Print to stdout; a closed pipe (`fairloom ... | head`) ends the output quietly.
 #[macro_export]
@@ -49,6 +50,8 @@ enum Command {
     },
     /// Print each queue's weight, min, max, steady and instantaneous fair share and AM limit.
     Shares(shares::SharesArgs),
+    /// Run the load simulator: the real scheduler in virtual time, measured.
+    Sim(sim::SimArgs),
 }
 
 #[derive(Subcommand)]
@@ -107,6 +110,7 @@ fn main() -> ExitCode {
         Command::Scenario { command: ScenarioCommand::Run { file } } => scenario_run(file),
         Command::Scenario { command: ScenarioCommand::Check { files } } => scenario_check(files),
         Command::Shares(args) => shares::run(args),
+        Command::Sim(args) => sim::run(args),
     };
     match result {
         Ok(code) => code,

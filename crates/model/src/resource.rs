@@ -166,6 +166,12 @@ impl Resource {
         self.v[VCORES]
     }
 
+    /// All slots, e.g. to use a resource in a map key (resources have no order of their own:
+    /// compare them with `fits_in` or a policy's calculator).
+    pub fn to_array(&self) -> [i64; MAX_RESOURCE_TYPES] {
+        self.v
+    }
+
     pub fn values(&self, types: usize) -> &[i64] {
         &self.v[..types]
     }

@@ -1,3 +1,5 @@
-//! Drivers of the fairloom scheduler in virtual time. For now: the scenario runner.
+//! Drivers of the fairloom scheduler in virtual time: the scenario runner and the load
+//! simulator.
 
+pub mod load;
 pub mod scenario;
