@@ -13,5 +13,5 @@ pub use acl::Acl;
 pub use allocation::{parse_allocation_file, trim_queue_name, AllocationFile, PolicyKind, QueueConfig, QueueType};
 pub use error::ConfigError;
 pub use placement::{generated_policy, RuleConfig, RuleKind};
-pub use properties::{parse_site_xml, Properties, SchedulerProperties};
+pub use properties::{parse_site_xml, Optimizations, Ordering, Properties, SchedulerProperties, UsageMode};
 pub use resource_string::{parse_resource, ConfigurableResource};

@@ -68,6 +68,44 @@ pub mod names {
     pub const RESERVABLE_NODES: &str = "yarn.scheduler.fair.reservable-nodes";
     pub const RESERVATION_THRESHOLD_MULTIPLE: &str = "yarn.scheduler.reservation-threshold.increment-multiple";
     pub const NM_HEARTBEAT_INTERVAL_MS: &str = "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms";
+    /// fairloom's optimisation switches (not YARN properties).
+    pub const ORDERING: &str = "fairloom.scheduler.ordering";
+    pub const SKIP_NO_DEMAND: &str = "fairloom.scheduler.skip-no-demand";
+    pub const USAGE: &str = "fairloom.scheduler.usage";
+}
+
+/// How the allocation walk orders children: kept incrementally, or sorted at every visit
+/// (YARN's way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ordering {
+    Incremental,
+    Sorted,
+}
+
+/// Queue usage: maintained incrementally, or summed over the subtree whenever read
+/// (YARN 2.7's way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UsageMode {
+    Incremental,
+    Recomputed,
+}
+
+/// The optimisation switches, read once per scheduling pass. Each keeps YARN's decisions
+/// exactly; they trade only speed, so an operator can roll one back and the simulator can
+/// measure each one's effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Optimizations {
+    pub ordering: Ordering,
+    /// Skip child queues with no app that has pending demand.
+    pub skip_no_demand: bool,
+    pub usage: UsageMode,
+}
+
+impl Optimizations {
+    pub const ALL_ON: Self =
+        Self { ordering: Ordering::Incremental, skip_no_demand: true, usage: UsageMode::Incremental };
+    /// YARN 2.7: children sorted at every visit, all of them visited, usage recomputed.
+    pub const YARN_2_7: Self = Self { ordering: Ordering::Sorted, skip_no_demand: false, usage: UsageMode::Recomputed };
 }
 
 /// What the Fair Scheduler reads from yarn-site.xml, resolved and validated.
@@ -98,6 +136,7 @@ pub struct SchedulerProperties {
     pub reservable_nodes: f32,
     pub reservation_threshold_increment_multiple: f32,
     pub nm_heartbeat_interval_ms: i64,
+    pub optimizations: Optimizations,
     /// Things worth telling the operator that are not errors (deprecated names, overrides).
     pub warnings: Vec<String>,
 }
@@ -300,6 +339,19 @@ impl SchedulerProperties {
             reservable_nodes: r.float(names::RESERVABLE_NODES, 0.05)? as f32,
             reservation_threshold_increment_multiple: r.float(names::RESERVATION_THRESHOLD_MULTIPLE, 2.0)? as f32,
             nm_heartbeat_interval_ms: r.long(names::NM_HEARTBEAT_INTERVAL_MS, 1000)?,
+            optimizations: Optimizations {
+                ordering: match r.raw(names::ORDERING) {
+                    None | Some("") | Some("incremental") => Ordering::Incremental,
+                    Some("sorted") => Ordering::Sorted,
+                    Some(v) => return Err(Reader::error(names::ORDERING, v, "incremental or sorted")),
+                },
+                skip_no_demand: r.bool(names::SKIP_NO_DEMAND, true)?,
+                usage: match r.raw(names::USAGE) {
+                    None | Some("") | Some("incremental") => UsageMode::Incremental,
+                    Some("recomputed") => UsageMode::Recomputed,
+                    Some(v) => return Err(Reader::error(names::USAGE, v, "incremental or recomputed")),
+                },
+            },
             warnings,
         })
     }

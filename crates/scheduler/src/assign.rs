@@ -1,6 +1,7 @@
 //! One node heartbeat: YARN's `attemptScheduling` and the `assignContainer` walk down the
 //! queue tree, with reservations, the AM share check, delay scheduling and max shares.
 
+use fairloom_config::{Ordering, UsageMode};
 use fairloom_model::{Millis, NodeType, Resource};
 
 use crate::ids::{AppId, NodeId, QueueId};
@@ -27,6 +28,8 @@ impl FairScheduler {
             return decisions;
         }
         self.counters.heartbeats += 1;
+        // The switches are read once per scheduling pass.
+        self.walk = self.props.optimizations;
         // (Preemption's "offer freed resources to the starved app first" belongs here.)
         let mut valid_reservation = false;
         if let Some(r) = self.nodes[node.index()].reservation {
@@ -85,16 +88,37 @@ impl FairScheduler {
     /// The children of a parent queue in the parent policy's order.
     fn ordered_children(&self, parent: QueueId) -> Vec<QueueId> {
         let p = self.q(parent);
-        let mut children = p.children.clone();
+        let mut children: Vec<QueueId> = if self.walk.skip_no_demand {
+            p.children.iter().copied().filter(|&c| !self.q(c).members.is_empty()).collect()
+        } else {
+            p.children.clone()
+        };
         let policy = p.policy;
         children.sort_by(|&a, &b| compare(policy, &self.queue_view(a), &self.queue_view(b), &self.cluster, self.types));
         children
     }
 
+    /// Queue usage as the walk reads it: the incremental aggregate, or summed over the
+    /// subtree's apps on every read (YARN 2.7).
+    pub(crate) fn walk_usage(&self, id: QueueId) -> Resource {
+        if self.walk.usage == UsageMode::Incremental {
+            return self.q(id).usage;
+        }
+        let q = self.q(id);
+        if q.leaf {
+            q.runnable_apps
+                .iter()
+                .chain(&q.non_runnable_apps)
+                .fold(Resource::none(), |acc, &a| acc.saturating_add(self.apps[a.index()].usage))
+        } else {
+            q.children.iter().fold(Resource::none(), |acc, &c| acc.saturating_add(self.walk_usage(c)))
+        }
+    }
+
     pub(crate) fn queue_view(&self, id: QueueId) -> SchedView<'_> {
         let q = self.q(id);
         SchedView {
-            usage: q.usage,
+            usage: self.walk_usage(id),
             demand: q.demand,
             min_share: q.settings.min_share,
             weight: q.settings.weight,
@@ -135,7 +159,26 @@ impl FairScheduler {
     }
 
     fn assign_queue(&mut self, id: QueueId, node: NodeId, now: Millis, out: &mut Vec<Decision>) -> Assigned {
-        if self.nodes[node.index()].reservation.is_some() || !self.q(id).usage.fits_in(&self.max_share(id)) {
+        if self.nodes[node.index()].reservation.is_some() || !self.walk_usage(id).fits_in(&self.max_share(id)) {
+            return Assigned::None;
+        }
+        if self.walk.ordering == Ordering::Incremental && self.order_exact {
+            // Members in order, resumed after the one just tried: nothing moves while a child
+            // fails, and the walk stops at the first that assigns or reserves.
+            let leaf = self.q(id).leaf;
+            let mut cursor = None;
+            while let Some(key) = self.next_member(id, cursor.as_ref()) {
+                let member = Self::member_id(&key);
+                let r = if leaf {
+                    self.assign_app(AppId(member), node, now, out)
+                } else {
+                    self.assign_queue(QueueId(member), node, now, out)
+                };
+                if r != Assigned::None {
+                    return r;
+                }
+                cursor = Some(key);
+            }
             return Assigned::None;
         }
         if self.q(id).leaf {
@@ -227,7 +270,10 @@ impl FairScheduler {
             return false;
         }
         let queue = a.queue.expect("an alive app has a queue");
-        if let Err(q) = self.fits_in_max_share(queue, &capability) {
+        let over = self
+            .path_to_root(queue)
+            .find(|&q| !self.walk_usage(q).saturating_add(capability).fits_in(&self.max_share(q)));
+        if let Some(q) = over {
             let name = self.q(q).name.clone();
             self.apps[app.index()].wait = Some(WaitReason::QueueMaxResources { queue: name, request: capability });
             return false;

@@ -43,8 +43,10 @@ impl FairScheduler {
         let mut app_usage = vec![Resource::none(); self.apps.len()];
         let mut node_alloc = vec![Resource::none(); self.nodes.len()];
         let mut node_count = vec![0usize; self.nodes.len()];
+        let mut app_count = vec![0usize; self.apps.len()];
         for c in self.containers.iter().filter(|c| c.alive) {
             app_usage[c.app.index()].add_assign(c.resource);
+            app_count[c.app.index()] += 1;
             node_alloc[c.node.index()].add_assign(c.resource);
             node_count[c.node.index()] += 1;
         }
@@ -54,12 +56,7 @@ impl FairScheduler {
         for (i, a) in self.apps.iter().enumerate() {
             let id = AppId(i as u32);
             check(&mut out, || format!("app {} usage", a.name), a.usage, app_usage[i]);
-            check(
-                &mut out,
-                || format!("app {} live containers", a.name),
-                a.live.len(),
-                self.containers.iter().filter(|c| c.alive && c.app == id).count(),
-            );
+            check(&mut out, || format!("app {} live containers", a.name), a.live.len(), app_count[i]);
             let pending = a
                 .requests
                 .iter()
@@ -101,8 +98,12 @@ impl FairScheduler {
             check(&mut out, || format!("node {} containers", n.name), n.containers.len(), node_count[i]);
         }
         check(&mut out, || "cluster resource".to_string(), self.cluster, cluster);
+        let mut user_runnable: std::collections::HashMap<&str, i32> = std::collections::HashMap::new();
+        for a in self.apps.iter().filter(|a| a.runnable && a.is_alive()) {
+            *user_runnable.entry(a.user.as_str()).or_default() += 1;
+        }
         for (user, state) in &self.users {
-            let runnable = self.apps.iter().filter(|a| a.user == *user && a.runnable && a.is_alive()).count() as i32;
+            let runnable = user_runnable.get(user.as_str()).copied().unwrap_or(0);
             check(&mut out, || format!("user {user} runnable apps"), state.runnable, runnable);
         }
         out

@@ -9,6 +9,7 @@ mod assign;
 pub mod audit;
 pub mod fair_share;
 pub mod ids;
+mod order;
 mod placement;
 pub mod policy;
 pub mod reason;

@@ -160,5 +160,6 @@ impl FairScheduler {
             self.q_mut(queue).am_usage.add_assign(am);
         }
         self.track_runnable(app);
+        self.refresh_app(app);
     }
 }

@@ -103,6 +103,10 @@ pub struct FairScheduler {
     pub(crate) groups: BTreeMap<String, Vec<String>>,
     pub(crate) cluster_timestamp: i64,
     pub(crate) warnings: Vec<String>,
+    /// False while some order key is NaN: the walk sorts instead (see `order`).
+    pub(crate) order_exact: bool,
+    /// The optimisation switches of the current scheduling pass.
+    pub(crate) walk: fairloom_config::Optimizations,
     pub counters: Counters,
 }
 
@@ -133,6 +137,8 @@ impl FairScheduler {
             groups: BTreeMap::new(),
             cluster_timestamp: 0,
             warnings: Vec::new(),
+            order_exact: true,
+            walk: fairloom_config::Optimizations::ALL_ON,
             counters: Counters::default(),
         };
         let root_policy = alloc.queues[0].scheduling_policy.unwrap_or(alloc.default_scheduling_policy);
@@ -172,7 +178,28 @@ impl FairScheduler {
 
     // ----- nodes -----------------------------------------------------------------------
 
+    /// Register many nodes at once: shares are recomputed once, not per node.
+    pub fn add_nodes<'a>(
+        &mut self,
+        nodes: impl IntoIterator<Item = (&'a str, Option<&'a str>, Resource)>,
+    ) -> Result<Vec<NodeId>, SchedulerError> {
+        let mut ids = Vec::new();
+        for (name, rack, total) in nodes {
+            ids.push(self.register_node(name, rack, total)?);
+        }
+        self.recompute_steady_shares();
+        self.cluster_changed();
+        Ok(ids)
+    }
+
     pub fn add_node(&mut self, name: &str, rack: Option<&str>, total: Resource) -> Result<NodeId, SchedulerError> {
+        let id = self.register_node(name, rack, total)?;
+        self.recompute_steady_shares();
+        self.cluster_changed();
+        Ok(id)
+    }
+
+    fn register_node(&mut self, name: &str, rack: Option<&str>, total: Resource) -> Result<NodeId, SchedulerError> {
         if self.node_index.contains_key(name) {
             return Err(SchedulerError::DuplicateNode(name.to_string()));
         }
@@ -195,7 +222,6 @@ impl FairScheduler {
         *self.rack_sizes.entry(rack).or_default() += 1;
         self.live_nodes += 1;
         self.cluster.add_assign(total);
-        self.recompute_steady_shares();
         Ok(id)
     }
 
@@ -224,6 +250,7 @@ impl FairScheduler {
         self.live_nodes -= 1;
         self.cluster.sub_assign(total);
         self.recompute_steady_shares();
+        self.cluster_changed();
     }
 
     // ----- applications ----------------------------------------------------------------
@@ -294,6 +321,8 @@ impl FairScheduler {
             reserved_nodes: Vec::new(),
             wait: None,
             preempted: 0,
+            order_key: None,
+            order_rank: crate::order::lexicographic_digits(id.0 as u64 + 1),
         });
         id
     }
@@ -318,6 +347,7 @@ impl FairScheduler {
                 if am.is_none() {
                     self.apps[id.index()].state = AppState::Running;
                 }
+                self.refresh_app(id);
             }
             Some(reason) => {
                 self.q_mut(queue).non_runnable_apps.push(id);
@@ -436,34 +466,40 @@ impl FairScheduler {
         }
         c.alive = false;
         c.exit_status = Some(exit_status);
-        let (app, node, resource) = (c.app, c.node, c.resource);
+        let (app, node, resource, app_slot, node_slot) = (c.app, c.node, c.resource, c.app_slot, c.node_slot);
+        // Swap-remove from the node's and the app's lists, fixing the slot of the one moved.
         let n = &mut self.nodes[node.index()];
         n.allocated.sub_assign(resource);
-        n.containers.retain(|&x| x != container);
+        n.containers.swap_remove(node_slot as usize);
+        if let Some(&moved) = n.containers.get(node_slot as usize) {
+            self.containers[moved.index()].node_slot = node_slot;
+        }
         let a = &mut self.apps[app.index()];
         a.usage.sub_assign(resource);
-        a.live.retain(|&x| x != container);
-        if let Some(q) = a.queue {
-            let path: Vec<QueueId> = self.path_to_root(q).collect();
-            for q in path {
-                self.q_mut(q).usage.sub_assign(resource);
-            }
+        a.live.swap_remove(app_slot as usize);
+        if let Some(&moved) = a.live.get(app_slot as usize) {
+            self.containers[moved.index()].app_slot = app_slot;
+        }
+        if let Some(q) = self.apps[app.index()].queue {
+            self.charge_path(q, resource, false);
+            self.refresh_app(app);
         }
     }
 
     /// The most recently allocated live non-AM containers of `app` (on `node` if given).
     pub fn latest_containers(&self, app: AppId, count: usize, node: Option<NodeId>) -> Vec<ContainerId> {
-        self.apps[app.index()]
+        let mut live: Vec<ContainerId> = self.apps[app.index()]
             .live
             .iter()
-            .rev()
             .copied()
             .filter(|&c| {
                 let c = &self.containers[c.index()];
                 !c.is_am && node.is_none_or(|n| c.node == n)
             })
-            .take(count)
-            .collect()
+            .collect();
+        live.sort_by_key(|&c| std::cmp::Reverse(self.containers[c.index()].seq));
+        live.truncate(count);
+        live
     }
 
     /// The application finishes: its containers are released, its reservations dropped,
@@ -489,6 +525,7 @@ impl FairScheduler {
         a.runnable = false;
         a.wait = None;
         let user = a.user.clone();
+        self.refresh_app(app);
         if was_runnable {
             self.untrack_runnable(app);
             self.update_runnability_on_app_removal(&user, queue);
@@ -561,6 +598,7 @@ impl FairScheduler {
             Some(_) => false,
         };
         let (am_running, am) = (self.apps[app.index()].am_running, self.apps[app.index()].am_resource);
+        self.detach_app(app);
         self.remove_from_queue(app, old);
         if was_runnable {
             self.untrack_runnable(app);
@@ -599,6 +637,8 @@ impl FairScheduler {
             self.q_mut(target).non_runnable_apps.push(app);
             self.apps[app.index()].runnable = false;
         }
+        self.refresh_app(app);
+        self.refresh_path(old);
         if was_runnable {
             self.update_runnability_on_app_removal(&user, old);
         }
@@ -670,16 +710,27 @@ impl FairScheduler {
         let seq = a.next_container_seq;
         a.next_container_seq += 1;
         a.usage.add_assign(resource);
+        let app_slot = a.live.len() as u32;
         a.live.push(id);
         let queue = a.queue.expect("an alive app has a queue");
-        self.containers.push(Container { app, node, resource, priority, is_am, seq, alive: true, exit_status: None });
         let n = &mut self.nodes[node.index()];
         n.allocated.add_assign(resource);
+        let node_slot = n.containers.len() as u32;
         n.containers.push(id);
-        let path: Vec<QueueId> = self.path_to_root(queue).collect();
-        for q in path {
-            self.q_mut(q).usage.add_assign(resource);
-        }
+        self.containers.push(Container {
+            app,
+            node,
+            resource,
+            priority,
+            is_am,
+            seq,
+            alive: true,
+            exit_status: None,
+            app_slot,
+            node_slot,
+        });
+        self.charge_path(queue, resource, true);
+        self.refresh_app(app);
         id
     }
 
@@ -759,5 +810,31 @@ impl FairScheduler {
     pub fn waiting_apps_under(&self, id: QueueId) -> usize {
         let q = self.q(id);
         q.non_runnable_apps.len() + q.children.iter().map(|&c| self.waiting_apps_under(c)).sum::<usize>()
+    }
+}
+
+impl FairScheduler {
+    /// Percentages resolve against the cluster; only drf keys read it.
+    fn cluster_changed(&mut self) {
+        self.refresh_max_shares();
+        if self.queues.iter().any(|q| !q.removed && q.policy == crate::policy::PolicyKind::Drf) {
+            self.rebuild_order();
+        }
+    }
+}
+
+impl FairScheduler {
+    /// Add (or take) `r` to the usage of `leaf` and every ancestor.
+    pub(crate) fn charge_path(&mut self, leaf: QueueId, r: Resource, add: bool) {
+        let mut q = Some(leaf);
+        while let Some(id) = q {
+            let queue = &mut self.queues[id.index()];
+            if add {
+                queue.usage.add_assign(r);
+            } else {
+                queue.usage.sub_assign(r);
+            }
+            q = queue.parent;
+        }
     }
 }

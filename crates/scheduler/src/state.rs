@@ -1,12 +1,13 @@
 //! The scheduler's objects: queues, applications with their requests, nodes, containers.
 //! Plain data in arenas, indexed by the dense ids of [`crate::ids`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use fairloom_config::{Acl, ConfigurableResource, PolicyKind};
 use fairloom_model::{ApplicationId, Millis, NodeType, Resource};
 
 use crate::ids::{AppId, ContainerId, LocationId, NodeId, QueueId};
+use crate::order::OrderKey;
 use crate::reason::WaitReason;
 
 /// A queue's effective settings, after defaults and inheritance.
@@ -56,6 +57,14 @@ pub struct Queue {
     pub am_usage: Resource,
     pub fair_share: Resource,
     pub steady_fair_share: Resource,
+    /// Children (or, in a leaf, apps) with pending demand, in the policy's order.
+    pub members: BTreeSet<OrderKey>,
+    /// This queue's key in its parent's `members`, while it is one.
+    pub order_key: Option<OrderKey>,
+    /// Rank of the name among all queue names (the tie-break).
+    pub order_rank: u64,
+    /// The effective max share, resolved against the current cluster.
+    pub max_share: Resource,
 }
 
 impl Queue {
@@ -155,7 +164,7 @@ pub struct App {
     /// Usage plus pending at the last update (YARN caches demand between updates).
     pub demand: Resource,
     pub fair_share: Resource,
-    /// Live containers in allocation order.
+    /// Live containers (unordered: each container's `seq` gives allocation order).
     pub live: Vec<ContainerId>,
     pub next_container_seq: u32,
     /// Nodes on which this app holds a reservation.
@@ -163,6 +172,10 @@ pub struct App {
     /// Why the app got nothing the last time it was offered a node (or why it waits).
     pub wait: Option<WaitReason>,
     pub preempted: u32,
+    /// This app's key in its leaf's `members`, while it is one.
+    pub order_key: Option<OrderKey>,
+    /// The tie-break name (YARN's id string) as an order-preserving number.
+    pub order_rank: u64,
 }
 
 impl App {
@@ -218,4 +231,7 @@ pub struct Container {
     pub seq: u32,
     pub alive: bool,
     pub exit_status: Option<i32>,
+    /// Position in its app's `live` and its node's `containers` (for O(1) removal).
+    pub app_slot: u32,
+    pub node_slot: u32,
 }

@@ -121,7 +121,13 @@ impl FairScheduler {
             am_usage: Resource::none(),
             fair_share: Resource::none(),
             steady_fair_share: Resource::none(),
+            members: Default::default(),
+            order_key: None,
+            order_rank: 0,
+            max_share: Resource::none(),
         });
+        let m = self.resolve_max_share(id);
+        self.q_mut(id).max_share = m;
         if let Some(p) = parent {
             self.q_mut(p).children.push(id);
         }
@@ -190,6 +196,7 @@ impl FairScheduler {
         }
         if changed {
             self.recompute_steady_shares();
+            self.rebuild_order();
         }
     }
 
@@ -243,6 +250,7 @@ impl FairScheduler {
             parent = self.add_queue(&path, Some(parent), leaf, true, p);
         }
         self.recompute_steady_shares();
+        self.rebuild_order();
         Ok(parent)
     }
 
@@ -328,7 +336,9 @@ impl FairScheduler {
             }
         }
         self.reinit_settings(ROOT);
+        self.refresh_max_shares();
         self.recompute_steady_shares();
+        self.rebuild_order();
     }
 
     /// Re-resolve every queue's settings top-down (parents first, for inheritance).
@@ -348,10 +358,23 @@ impl FairScheduler {
     }
 
     /// The queue's maximum share: configured maximum resolved against the current cluster,
-    /// never below its minimum.
+    /// never below its minimum (cached; see `refresh_max_shares`).
+    #[inline]
     pub fn max_share(&self, id: QueueId) -> Resource {
+        self.q(id).max_share
+    }
+
+    fn resolve_max_share(&self, id: QueueId) -> Resource {
         let s = &self.q(id).settings;
         s.max_resources.resolve(self.cluster, self.types).componentwise_max(s.min_share)
+    }
+
+    /// Resolve every queue's max share again (the cluster or the configuration changed).
+    pub(crate) fn refresh_max_shares(&mut self) {
+        for i in 0..self.queues.len() {
+            let m = self.resolve_max_share(QueueId(i as u32));
+            self.queues[i].max_share = m;
+        }
     }
 
     /// The configured maximum (no min floor), resolved against the current cluster.
@@ -364,16 +387,6 @@ impl FairScheduler {
         self.path_to_root(id)
             .find_map(|q| self.q(q).settings.max_container_allocation)
             .unwrap_or_else(|| self.props.resource_types.unbounded())
-    }
-
-    /// `usage + extra` fits in the max share of `id` and of every ancestor.
-    pub(crate) fn fits_in_max_share(&self, id: QueueId, extra: &Resource) -> Result<(), QueueId> {
-        for q in self.path_to_root(id) {
-            if !self.q(q).usage.saturating_add(*extra).fits_in(&self.max_share(q)) {
-                return Err(q);
-            }
-        }
-        Ok(())
     }
 
     /// An ACL of the queue or of any ancestor grants `user` submit (administer implies it).

@@ -18,6 +18,8 @@ impl FairScheduler {
         self.update_demand(ROOT);
         self.q_mut(ROOT).fair_share = self.cluster;
         self.recompute_shares(ROOT);
+        // Demand (and, with size-based weight, app weights) changed: re-place what moved.
+        self.refresh_all_keys();
     }
 
     fn update_demand(&mut self, id: QueueId) -> Resource {

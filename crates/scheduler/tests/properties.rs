@@ -48,8 +48,20 @@ fn event() -> impl Strategy<Value = Event> {
     ]
 }
 
-fn scheduler(config: usize, assign_multiple: bool) -> FairScheduler {
+/// The optimisation switches: (ordering, skip-no-demand, usage).
+const MODES: [(&str, &str, &str); 4] = [
+    ("incremental", "true", "incremental"),
+    ("sorted", "false", "recomputed"),
+    ("sorted", "true", "incremental"),
+    ("incremental", "false", "recomputed"),
+];
+
+fn scheduler(config: usize, assign_multiple: bool, mode: usize) -> FairScheduler {
     let mut p = Properties::new();
+    let (ordering, skip, usage) = MODES[mode];
+    p.insert("fairloom.scheduler.ordering".into(), ordering.into());
+    p.insert("fairloom.scheduler.skip-no-demand".into(), skip.into());
+    p.insert("fairloom.scheduler.usage".into(), usage.into());
     p.insert("yarn.scheduler.fair.assignmultiple".into(), assign_multiple.to_string());
     p.insert("yarn.scheduler.fair.locality.threshold.node".into(), "0.5".into());
     p.insert("yarn.scheduler.fair.locality.threshold.rack".into(), "0.5".into());
@@ -63,8 +75,8 @@ fn pick<T>(items: &[T], i: usize) -> Option<&T> {
 }
 
 /// Apply the events; check the invariants after each; return every decision made.
-fn run(config: usize, assign_multiple: bool, events: &[Event]) -> Result<Vec<Decision>, TestCaseError> {
-    let mut s = scheduler(config, assign_multiple);
+fn run(config: usize, assign_multiple: bool, mode: usize, events: &[Event]) -> Result<Vec<Decision>, TestCaseError> {
+    let mut s = scheduler(config, assign_multiple, mode);
     let mut decisions = Vec::new();
     let mut nodes: Vec<String> = Vec::new();
     let mut apps = Vec::new();
@@ -194,8 +206,13 @@ proptest! {
         assign_multiple in any::<bool>(),
         events in proptest::collection::vec(event(), 1..80),
     ) {
-        let first = run(config, assign_multiple, &events)?;
-        let second = run(config, assign_multiple, &events)?;
-        prop_assert_eq!(first, second);
+        let first = run(config, assign_multiple, 0, &events)?;
+        let second = run(config, assign_multiple, 0, &events)?;
+        prop_assert_eq!(&first, &second);
+        // Every optimisation switch keeps YARN's decisions exactly.
+        for mode in 1..MODES.len() {
+            let other = run(config, assign_multiple, mode, &events)?;
+            prop_assert_eq!(&first, &other, "mode {:?}", MODES[mode]);
+        }
     }
 }

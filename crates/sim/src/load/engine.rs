@@ -151,11 +151,9 @@ impl<'w> Simulation<'w> {
         let alloc = parse_allocation_file(&w.allocations, &props.resource_types)
             .map_err(|e| SimError::Config(e.in_file("allocations").to_string()))?;
         let mut s = FairScheduler::new(props, alloc).map_err(|e| SimError::Config(e.to_string()))?;
-        let mut node_ids = Vec::with_capacity(w.nodes.len());
-        for n in &w.nodes {
-            node_ids
-                .push(s.add_node(&n.name, Some(&n.rack), n.resource).map_err(|e| SimError::Workload(e.to_string()))?);
-        }
+        let node_ids = s
+            .add_nodes(w.nodes.iter().map(|n| (n.name.as_str(), Some(n.rack.as_str()), n.resource)))
+            .map_err(|e| SimError::Workload(e.to_string()))?;
         let rack_of_host = w.nodes.iter().map(|n| (n.name.clone(), n.rack.clone())).collect();
         let mut wheel = Wheel::new();
         for (i, a) in w.apps.iter().enumerate() {

@@ -1,0 +1,318 @@
+//! Child ordering kept up to date incrementally.
+//!
+//! Each queue keeps the children that have pending demand (child queues of a parent,
+//! runnable apps of a leaf) in a `BTreeSet`, keyed by a total-order encoding of its
+//! policy's comparator plus the tie-breaks. A key depends only on the child's own
+//! aggregates (usage, cached demand, min share, weight, start time, name) and, under drf,
+//! the cluster: an allocation moves the keys on one root-to-leaf path, O(depth · log fan-out),
+//! instead of a sort at every level.
+//!
+//! The encoding matches `policy::compare` exactly, with one exception: in YARN's fair
+//! demand stage, a (0 MB, n vcores) demand ties with a zero demand; here it sorts first.
+//! YARN's comparator is not transitive there (see the policy tests), so no total order can
+//! match it. Keys that would hold NaN (drf with a zero-weight queue, or a cluster with a
+//! zero resource) switch the walk to sorting until the next rebuild.
+
+use std::collections::BTreeSet;
+
+use fairloom_model::{Resource, MEMORY, VCORES};
+
+use crate::ids::{AppId, QueueId};
+use crate::policy::PolicyKind;
+use crate::FairScheduler;
+
+/// Total-order key: smaller is served first. `name` is the tie-break name as a number: a
+/// queue's rank among all queue names, or an app id's sequence in an order-preserving
+/// encoding of its digits (YARN compares `application_<ts>_<seq>` as strings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct OrderKey {
+    vals: [u64; 4],
+    start: i64,
+    name: u64,
+    id: u32,
+}
+
+/// Drf over more resource types than a key holds falls back to sorting.
+const MAX_DRF_TYPES: usize = 3;
+
+/// `f64::total_cmp` order as an unsigned integer.
+#[inline]
+fn ord_bits(x: f64) -> u64 {
+    let b = x.to_bits();
+    if b >> 63 == 1 {
+        !b
+    } else {
+        b | (1 << 63)
+    }
+}
+
+/// The order of YARN's zero-padded sequence string (`{:04}`) as a number: each digit in base
+/// 11 with 0 for "ended", so a shorter string sorts before its extensions.
+pub fn lexicographic_digits(n: u64) -> u64 {
+    let digits = format!("{n:04}");
+    let mut v: u64 = 0;
+    for i in 0..18 {
+        let d = digits.as_bytes().get(i).map_or(0, |b| (b - b'0') as u64 + 1);
+        v = v * 11 + d;
+    }
+    v
+}
+
+/// The sort-key values of one schedulable under `policy`; `None` if a value is NaN or the
+/// key cannot hold them.
+fn policy_values(
+    policy: PolicyKind,
+    usage: &Resource,
+    demand: &Resource,
+    min_share: &Resource,
+    weight: f32,
+    cluster: &Resource,
+    types: usize,
+) -> Option<[u64; 4]> {
+    let mut v = [0u64; 4];
+    match policy {
+        PolicyKind::Fifo => {}
+        PolicyKind::Fair => {
+            let min = if min_share.memory() <= demand.memory() { *min_share } else { *demand };
+            let needy = usage.memory() < min.memory();
+            // (demand stage, needy, min-share ratio, zero weight, usage / weight)
+            v[0] = (u64::from(demand.is_none()) << 1) | u64::from(!needy);
+            v[1] = if needy { ord_bits(usage.memory() as f64 / min.memory().max(1) as f64) } else { 0 };
+            let w = weight as f64;
+            v[2] = u64::from(w <= 0.0);
+            v[3] = ord_bits(if w > 0.0 { usage.memory() as f64 / w } else { usage.memory() as f64 });
+        }
+        PolicyKind::Drf if types == 2 => {
+            let mem = usage.memory() as f64 / cluster.memory() as f64;
+            let cpu = usage.vcores() as f64 / cluster.vcores() as f64;
+            let dom = if cpu > mem { VCORES } else { MEMORY };
+            let needy = usage.get(dom) < min_share.get(dom);
+            let w = weight as f64;
+            let (a, b) = if needy {
+                let r = |i: usize| usage.get(i) as f64 / min_share.get(i) as f64;
+                (r(dom), r(1 - dom))
+            } else {
+                let s = [mem / w, cpu / w];
+                (s[dom], s[1 - dom])
+            };
+            if a.is_nan() || b.is_nan() {
+                return None;
+            }
+            v[0] = u64::from(!needy);
+            v[1] = ord_bits(a);
+            v[2] = ord_bits(b);
+        }
+        PolicyKind::Drf => {
+            if types > MAX_DRF_TYPES {
+                return None;
+            }
+            let w = weight as f64;
+            let mut rows: Vec<[f64; 3]> = (0..types)
+                .map(|i| {
+                    let share = usage.get(i) as f64 / cluster.get(i) as f64;
+                    [share, share / w, usage.get(i) as f64 / min_share.get(i) as f64]
+                })
+                .collect();
+            if rows.iter().flatten().any(|x| x.is_nan()) {
+                return None;
+            }
+            rows.sort_by(|x, y| y[0].total_cmp(&x[0]));
+            let needy = rows[0][2] < 1.0;
+            v[0] = u64::from(!needy);
+            for (slot, row) in v[1..].iter_mut().zip(&rows) {
+                *slot = ord_bits(if needy { row[2] } else { row[1] });
+            }
+        }
+    }
+    Some(v)
+}
+
+impl FairScheduler {
+    /// The key of queue `q` in its parent's set.
+    fn queue_key(&self, q: QueueId) -> Option<OrderKey> {
+        let queue = self.q(q);
+        let parent = queue.parent?;
+        let policy = self.q(parent).policy;
+        let vals = policy_values(
+            policy,
+            &queue.usage,
+            &queue.demand,
+            &queue.settings.min_share,
+            queue.settings.weight,
+            &self.cluster,
+            self.types,
+        )?;
+        Some(OrderKey { vals, start: 0, name: queue.order_rank, id: q.0 })
+    }
+
+    /// The key of app `a` in its leaf's set.
+    fn app_key(&self, a: AppId) -> Option<OrderKey> {
+        let app = &self.apps[a.index()];
+        let policy = self.q(app.queue?).policy;
+        let vals = policy_values(
+            policy,
+            &app.usage,
+            &app.demand,
+            &Resource::none(),
+            self.app_weight(a),
+            &self.cluster,
+            self.types,
+        )?;
+        Some(OrderKey { vals, start: app.start_time, name: app.order_rank, id: a.0 })
+    }
+
+    /// A member whose key cannot be totally ordered still has to be found by the walk (which
+    /// then sorts): it is kept under its tie-breaks alone.
+    fn fallback_key(&mut self, start: i64, name: u64, id: u32) -> OrderKey {
+        self.order_exact = false;
+        OrderKey { vals: [0; 4], start, name, id }
+    }
+
+    fn app_wants(&self, a: AppId) -> bool {
+        let app = &self.apps[a.index()];
+        app.runnable && app.is_alive() && app.has_pending_demand()
+    }
+
+    /// The key `a` should have in its leaf's set now, if it belongs there.
+    fn desired_app_key(&mut self, a: AppId) -> Option<OrderKey> {
+        if !self.app_wants(a) {
+            return None;
+        }
+        match self.app_key(a) {
+            Some(k) => Some(k),
+            None => {
+                let app = &self.apps[a.index()];
+                let (start, name) = (app.start_time, app.order_rank);
+                Some(self.fallback_key(start, name, a.0))
+            }
+        }
+    }
+
+    /// Re-place `a` in its leaf's set, then its leaf and ancestors in theirs.
+    pub(crate) fn refresh_app(&mut self, a: AppId) {
+        let Some(leaf) = self.apps[a.index()].queue else { return };
+        let desired = self.desired_app_key(a);
+        let current = self.apps[a.index()].order_key;
+        if desired != current {
+            if let Some(old) = current {
+                self.q_mut(leaf).members.remove(&old);
+            }
+            if let Some(k) = desired {
+                self.q_mut(leaf).members.insert(k);
+            }
+            self.apps[a.index()].order_key = desired;
+        }
+        // The leaf's and its ancestors' usage may have moved even when the app's key did not.
+        self.refresh_path(leaf);
+    }
+
+    /// Take `a` out of its leaf's set (before it changes queue).
+    pub(crate) fn detach_app(&mut self, a: AppId) {
+        let Some(leaf) = self.apps[a.index()].queue else { return };
+        if let Some(old) = self.apps[a.index()].order_key.take() {
+            self.q_mut(leaf).members.remove(&old);
+        }
+        self.refresh_path(leaf);
+    }
+
+    /// The key `q` should have in its parent's set now (a queue is a member while it has
+    /// members of its own).
+    fn desired_queue_key(&mut self, q: QueueId) -> Option<OrderKey> {
+        if self.q(q).members.is_empty() || self.q(q).parent.is_none() {
+            return None;
+        }
+        match self.queue_key(q) {
+            Some(k) => Some(k),
+            None => {
+                let rank = self.q(q).order_rank;
+                Some(self.fallback_key(0, rank, q.0))
+            }
+        }
+    }
+
+    /// Re-place `q` and each ancestor in its parent's set, stopping where nothing changes.
+    pub(crate) fn refresh_path(&mut self, mut q: QueueId) {
+        while let Some(parent) = self.q(q).parent {
+            let desired = self.desired_queue_key(q);
+            let current = self.q(q).order_key;
+            if desired != current {
+                if let Some(old) = current {
+                    self.q_mut(parent).members.remove(&old);
+                }
+                if let Some(k) = desired {
+                    self.q_mut(parent).members.insert(k);
+                }
+                self.q_mut(q).order_key = desired;
+            }
+            q = parent;
+        }
+    }
+
+    /// After an update: demand (and size-based weights) changed; re-place whatever moved.
+    pub(crate) fn refresh_all_keys(&mut self) {
+        for i in 0..self.apps.len() {
+            if self.apps[i].queue.is_some() {
+                self.refresh_app(AppId(i as u32));
+            }
+        }
+        for i in 0..self.queues.len() {
+            if !self.queues[i].removed {
+                self.refresh_path(QueueId(i as u32));
+            }
+        }
+    }
+
+    /// Rebuild every set from scratch (after a reload, a tree change or a cluster change).
+    pub(crate) fn rebuild_order(&mut self) {
+        self.order_exact = true;
+        let mut names: Vec<(String, QueueId)> = self.queues().map(|(id, q)| (q.name.clone(), id)).collect();
+        names.sort();
+        for (rank, (_, id)) in names.into_iter().enumerate() {
+            self.q_mut(id).order_rank = rank as u64;
+        }
+        for q in &mut self.queues {
+            q.members = BTreeSet::new();
+            q.order_key = None;
+        }
+        for i in 0..self.apps.len() {
+            self.apps[i].order_key = None;
+            self.apps[i].order_rank = lexicographic_digits(self.apps[i].yarn_id.id as u64);
+        }
+        self.refresh_all_keys();
+    }
+
+    /// The member after `after` (or the first) of `q`'s set.
+    pub(crate) fn next_member(&self, q: QueueId, after: Option<&OrderKey>) -> Option<OrderKey> {
+        let set = &self.q(q).members;
+        match after {
+            None => set.first().copied(),
+            Some(k) => set.range((std::ops::Bound::Excluded(k), std::ops::Bound::Unbounded)).next().copied(),
+        }
+    }
+
+    pub(crate) fn member_id(key: &OrderKey) -> u32 {
+        key.id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digits_order_like_strings() {
+        let mut ids: Vec<u64> = vec![1, 2, 9, 10, 99, 100, 999, 1000, 9999, 10000, 12345, 5];
+        let mut by_string = ids.clone();
+        by_string.sort_by_key(|n| format!("{n:04}"));
+        ids.sort_by_key(|&n| lexicographic_digits(n));
+        assert_eq!(ids, by_string);
+    }
+
+    #[test]
+    fn float_bits_keep_order() {
+        let xs = [-f64::INFINITY, -2.5, -0.0, 0.0, 1e-9, 3.0, f64::INFINITY];
+        for w in xs.windows(2) {
+            assert!(ord_bits(w[0]) < ord_bits(w[1]), "{w:?}");
+        }
+    }
+}
