@@ -289,24 +289,24 @@ impl FairScheduler {
         now: Millis,
         out: &mut Vec<Decision>,
     ) -> Assigned {
-        let keys: Vec<usize> = if reserved {
+        // A reserved node serves only the reserved key; otherwise every key with an ask, in
+        // priority order (the request list does not change length while it is walked).
+        let reserved_idx = if reserved {
             let r = self.nodes[node.index()].reservation.expect("a reserved node has a reservation");
-            self.apps[app.index()]
-                .requests
-                .iter()
-                .position(|e| e.priority == r.priority && e.capability == r.resource)
-                .into_iter()
-                .collect()
+            self.apps[app.index()].requests.iter().position(|e| e.priority == r.priority && e.capability == r.resource)
         } else {
-            (0..self.apps[app.index()].requests.len())
-                .filter(|&i| self.apps[app.index()].requests[i].any_count() > 0)
-                .collect()
+            None
         };
         let (node_loc, rack_loc) = {
             let n = &self.nodes[node.index()];
             (n.location, n.rack)
         };
-        for idx in keys {
+        for idx in 0..self.apps[app.index()].requests.len() {
+            let wanted =
+                if reserved { Some(idx) == reserved_idx } else { self.apps[app.index()].requests[idx].any_count() > 0 };
+            if !wanted {
+                continue;
+            }
             if !reserved && !self.has_container_for_node(app, idx, node) {
                 continue;
             }
