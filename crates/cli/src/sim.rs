@@ -36,6 +36,63 @@ pub struct SimArgs {
     /// Print the figures as JSON
     #[arg(long)]
     json: bool,
+    /// Run the workload once per optimisation step, from YARN 2.7's setting to all on, and
+    /// print each step's figures and its ratio to the baseline
+    #[arg(long, value_parser = ["baseline"])]
+    compare: Option<String>,
+}
+
+/// Cumulative optimisation steps: (label, ordering, skip-no-demand, usage).
+const STEPS: [(&str, &str, &str, &str); 4] = [
+    ("YARN 2.7 (sorted, all children, usage recomputed)", "sorted", "false", "recomputed"),
+    ("+ incremental usage", "sorted", "false", "incremental"),
+    ("+ skip children without demand", "sorted", "true", "incremental"),
+    ("+ incremental ordering (fairloom default)", "incremental", "true", "incremental"),
+];
+
+fn compare(w: &Workload, duration_ms: i64, args: &SimArgs) -> Result<ExitCode> {
+    let mut rows = Vec::new();
+    for (label, ordering, skip, usage) in STEPS {
+        let mut w = w.clone();
+        w.properties.insert("fairloom.scheduler.ordering".into(), ordering.into());
+        w.properties.insert("fairloom.scheduler.skip-no-demand".into(), skip.into());
+        w.properties.insert("fairloom.scheduler.usage".into(), usage.into());
+        let opts = SimOptions { duration_ms, progress: !args.json, ..SimOptions::default() };
+        let report = simulate(&w, opts, args.seed)?;
+        rows.push((label, report));
+    }
+    let base = num(&rows[0].1["cps"]).max(f64::MIN_POSITIVE);
+    if args.json {
+        let steps: Vec<Value> = rows
+            .iter()
+            .map(|(label, r)| {
+                serde_json::json!({"step": label, "cps": r["cps"], "allocations": r["allocations"],
+                    "scheduler_seconds": r["scheduler_seconds"], "ratio": num(&r["cps"]) / base,
+                    "audit_mismatches": r["audit_mismatches"]})
+            })
+            .collect();
+        crate::outln!("{}", serde_json::to_string_pretty(&serde_json::json!({"workload": w.name, "compare": steps}))?);
+    } else {
+        crate::outln!("workload  {}  ({:.0} simulated s)", w.name, duration_ms as f64 / 1000.0);
+        crate::outln!("{:<52} {:>12} {:>12} {:>10} {:>8}", "switches", "allocations", "sched. s", "CPS", "ratio");
+        for (label, r) in &rows {
+            crate::outln!(
+                "{:<52} {:>12} {:>12.3} {:>10.0} {:>7.1}x",
+                label,
+                r["allocations"].as_u64().unwrap_or(0),
+                num(&r["scheduler_seconds"]),
+                num(&r["cps"]),
+                num(&r["cps"]) / base
+            );
+        }
+    }
+    let same = rows.iter().all(|(_, r)| r["allocations"] == rows[0].1["allocations"]);
+    if !same {
+        eprintln!(
+            "warning: the steps allocated different numbers of containers; the switches should not change decisions"
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn read(p: &PathBuf) -> Result<String> {
@@ -82,6 +139,9 @@ pub fn run(args: &SimArgs) -> Result<ExitCode> {
         Some(s) => bail!("--duration must be a positive number of seconds, got {s}"),
         None => default_ms,
     };
+    if args.compare.is_some() {
+        return compare(&w, duration_ms, args);
+    }
     let opts = SimOptions { duration_ms, progress: !args.json, ..SimOptions::default() };
     let report = simulate(&w, opts, args.seed)?;
     if args.json {

@@ -123,6 +123,8 @@ struct SimApp {
     asked_at: BTreeMap<Key, std::collections::VecDeque<(i64, u64)>>,
     am_running: bool,
     finished: bool,
+    /// When the current stage started (its groups' request delays count from here).
+    stage_started_ms: i64,
 }
 
 struct SimContainer {
@@ -183,6 +185,7 @@ impl<'w> Simulation<'w> {
                 asked_at: BTreeMap::new(),
                 am_running: false,
                 finished: false,
+                stage_started_ms: 0,
             })
             .collect();
         let top_queues = s.queue(ROOT).children.clone();
@@ -275,16 +278,17 @@ impl<'w> Simulation<'w> {
         self.metrics.apps_submitted += 1;
         if def.am.is_none() {
             app.am_running = true;
-            self.start_stage(i, 0);
+            self.start_stage(i, 0, t);
             self.wheel.push(t, Ev::AmHeartbeat(i));
         }
     }
 
-    fn start_stage(&mut self, i: u32, stage: usize) {
+    fn start_stage(&mut self, i: u32, stage: usize, t: i64) {
         let def = &self.w.apps[i as usize];
         let app = &mut self.apps[i as usize];
         app.stage = stage;
         app.stage_done = 0;
+        app.stage_started_ms = t;
         match def.stages.get(stage) {
             Some(s) => {
                 app.remaining = s.groups.iter().map(|g| g.count).collect();
@@ -311,6 +315,9 @@ impl<'w> Simulation<'w> {
         let mut want: BTreeMap<Key, u64> = BTreeMap::new();
         let mut hosts: BTreeMap<(Key, String), u64> = BTreeMap::new();
         for (g, remaining) in stage.groups.iter().zip(&app.remaining) {
+            if g.request_delay_ms > t - app.stage_started_ms {
+                continue;
+            }
             let n = (*remaining).min(budget);
             budget -= n;
             if n == 0 {
@@ -397,7 +404,7 @@ impl<'w> Simulation<'w> {
         let app = &mut self.apps[i as usize];
         if is_am {
             app.am_running = true;
-            self.start_stage(i, 0);
+            self.start_stage(i, 0, t);
             self.wheel.push(t, Ev::AmHeartbeat(i));
             return;
         }
@@ -453,7 +460,7 @@ impl<'w> Simulation<'w> {
         if app.stage_done >= app.stage_total && app.remaining.iter().all(|&r| r == 0) {
             let next = app.stage + 1;
             if next < self.w.apps[i as usize].stages.len() {
-                self.start_stage(i, next);
+                self.start_stage(i, next, t);
             } else if let Some(id) = self.apps[i as usize].id {
                 self.apps[i as usize].finished = true;
                 let start = Instant::now();

@@ -128,6 +128,7 @@ pub fn generate(shape: &PresetShape, seed: u64) -> Workload {
                     count: shape.tasks_per_app,
                     duration_ms: shape.container_ms,
                     host: None,
+                    request_delay_ms: 0,
                 }],
             }],
         })

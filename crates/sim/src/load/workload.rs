@@ -19,6 +19,8 @@ pub struct TaskGroup {
     /// `None`: runs until the simulation ends.
     pub duration_ms: Option<i64>,
     pub host: Option<String>,
+    /// Asked this long after the stage starts (SLS's `container.request.delay`).
+    pub request_delay_ms: i64,
 }
 
 /// Stages run one after the other (maps, then reduces); a stage's tasks are asked at once.
