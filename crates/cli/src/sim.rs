@@ -36,6 +36,9 @@ pub struct SimArgs {
     /// Print the figures as JSON
     #[arg(long)]
     json: bool,
+    /// Write DIR/report.html (self-contained, SVG charts), DIR/report.json and the charts as SVG files
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
     /// Run the workload once per optimisation step, from YARN 2.7's setting to all on, and
     /// print each step's figures and its ratio to the baseline
     #[arg(long, value_parser = ["baseline"])]
@@ -144,6 +147,19 @@ pub fn run(args: &SimArgs) -> Result<ExitCode> {
     }
     let opts = SimOptions { duration_ms, progress: !args.json, ..SimOptions::default() };
     let report = simulate(&w, opts, args.seed)?;
+    if let Some(dir) = &args.report {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let write = |name: &str, text: &str| {
+            let path = dir.join(name);
+            std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
+        };
+        write("report.html", &fairloom_sim::load::report::html(&report))?;
+        write("report.json", &serde_json::to_string_pretty(&report)?)?;
+        for (name, svg) in fairloom_sim::load::report::charts(&report) {
+            write(&format!("{name}.svg"), &svg)?;
+        }
+        eprintln!("report written to {}", dir.join("report.html").display());
+    }
     if args.json {
         crate::outln!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(ExitCode::SUCCESS);

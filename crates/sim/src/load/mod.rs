@@ -4,6 +4,7 @@
 mod engine;
 pub mod metrics;
 pub mod presets;
+pub mod report;
 pub mod rng;
 pub mod sls;
 pub mod workload;
