@@ -23,8 +23,11 @@ const TASK_VCORES: i64 = 1;
 const MAP_PRIORITY: i32 = 20;
 const REDUCE_PRIORITY: i32 = 10;
 
+/// A JSON object of a stream and the line it starts on.
+type Entry = (usize, Map<String, Value>);
+
 /// The JSON objects of a stream, each with the line it starts on.
-fn stream(text: &str) -> Result<Vec<(usize, Map<String, Value>)>, String> {
+fn stream(text: &str) -> Result<Vec<Entry>, String> {
     let mut out = Vec::new();
     let mut it = Deserializer::from_str(text).into_iter::<Value>();
     loop {
