@@ -100,6 +100,7 @@ impl FairScheduler {
 
     /// Queue usage as the walk reads it: the incremental aggregate, or summed over the
     /// subtree's apps on every read (YARN 2.7).
+    #[inline]
     pub(crate) fn walk_usage(&self, id: QueueId) -> Resource {
         if self.walk.usage == UsageMode::Incremental {
             return self.q(id).usage;

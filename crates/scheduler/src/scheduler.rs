@@ -95,6 +95,8 @@ pub struct FairScheduler {
     pub(crate) nodes: Vec<Node>,
     pub(crate) node_index: HashMap<String, NodeId>,
     pub(crate) containers: Vec<Container>,
+    /// Slots of finished containers, reused so the arena stays as large as the live set.
+    pub(crate) free_containers: Vec<ContainerId>,
     pub(crate) locations: Locations,
     pub(crate) rack_sizes: HashMap<LocationId, u32>,
     pub(crate) cluster: Resource,
@@ -129,6 +131,7 @@ impl FairScheduler {
             nodes: Vec::new(),
             node_index: HashMap::new(),
             containers: Vec::new(),
+            free_containers: Vec::new(),
             locations: Locations::default(),
             rack_sizes: HashMap::new(),
             cluster: Resource::none(),
@@ -480,6 +483,7 @@ impl FairScheduler {
         if let Some(&moved) = a.live.get(app_slot as usize) {
             self.containers[moved.index()].app_slot = app_slot;
         }
+        self.free_containers.push(container);
         if let Some(q) = self.apps[app.index()].queue {
             self.charge_path(q, resource, false);
             self.refresh_app(app);
@@ -705,7 +709,7 @@ impl FairScheduler {
         priority: i32,
         is_am: bool,
     ) -> ContainerId {
-        let id = ContainerId(self.containers.len() as u32);
+        let id = self.free_containers.pop().unwrap_or(ContainerId(self.containers.len() as u32));
         let a = &mut self.apps[app.index()];
         let seq = a.next_container_seq;
         a.next_container_seq += 1;
@@ -717,7 +721,7 @@ impl FairScheduler {
         n.allocated.add_assign(resource);
         let node_slot = n.containers.len() as u32;
         n.containers.push(id);
-        self.containers.push(Container {
+        let container = Container {
             app,
             node,
             resource,
@@ -728,7 +732,12 @@ impl FairScheduler {
             exit_status: None,
             app_slot,
             node_slot,
-        });
+        };
+        if id.index() == self.containers.len() {
+            self.containers.push(container);
+        } else {
+            self.containers[id.index()] = container;
+        }
         self.charge_path(queue, resource, true);
         self.refresh_app(app);
         id
@@ -750,6 +759,8 @@ impl FairScheduler {
         }
     }
 
+    /// A container by id. Ids are arena slots: valid while the container lives, reused after
+    /// it finishes.
     pub fn container(&self, id: ContainerId) -> &Container {
         &self.containers[id.index()]
     }
