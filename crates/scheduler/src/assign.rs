@@ -30,7 +30,8 @@ impl FairScheduler {
         self.counters.heartbeats += 1;
         // The switches are read once per scheduling pass.
         self.walk = self.props.optimizations;
-        // (Preemption's "offer freed resources to the starved app first" belongs here.)
+        // Room freed by preemption goes to the app it was freed for, first.
+        self.assign_preempted(node, now, &mut decisions);
         let mut valid_reservation = false;
         if let Some(r) = self.nodes[node.index()].reservation {
             valid_reservation = self.assign_reserved(r, node, now, &mut decisions);
@@ -402,8 +403,11 @@ impl FairScheduler {
             out.push(Decision::Allocated { app, container, node });
             return Assigned::Container(capability);
         }
-        let preempted_for_other = false; // preemption earmarks arrive with the preemption engine
-        if self.is_reservable(app, &capability) && !preempted_for_other && self.reserve(app, idx, node, kind) {
+        // An app waiting for room preempted on this node does not also reserve it.
+        if self.is_reservable(app, &capability)
+            && !self.node_preempted_for(node, app)
+            && self.reserve(app, idx, node, kind)
+        {
             self.apps[app.index()].wait = Some(WaitReason::Reserved { request: capability });
             out.push(Decision::Reserved { app, node });
             return Assigned::Reserved;
@@ -418,7 +422,7 @@ impl FairScheduler {
         let a = &self.apps[app.index()];
         let queue = a.queue.expect("an alive app has a queue");
         let calc = Calculator::of(self.q(queue).policy);
-        let starved = calc.below_share(&self.cluster, &a.usage, &a.fair_share, self.types);
+        let starved = self.is_starved(app);
         let threshold = self.props.reservation_threshold();
         starved && calc.compare(&self.cluster, capability, &threshold, self.types).is_ge()
     }
@@ -516,6 +520,24 @@ impl FairScheduler {
                 any.count -= 1;
                 a.pending.sub_assign(e.capability);
             }
+        }
+    }
+}
+
+impl FairScheduler {
+    /// One `assignContainer` for `app` on `node` (used for room freed by preemption): the
+    /// resource allocated, or `None` when nothing was (a reservation counts as nothing).
+    pub(crate) fn assign_app_for_preemption(
+        &mut self,
+        app: AppId,
+        node: NodeId,
+        now: Millis,
+        out: &mut Vec<Decision>,
+    ) -> Option<Resource> {
+        self.walk = self.props.optimizations;
+        match self.assign_app(app, node, now, out) {
+            Assigned::Container(r) => Some(r),
+            Assigned::None | Assigned::Reserved => None,
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod ids;
 mod order;
 mod placement;
 pub mod policy;
+pub mod preempt;
 pub mod reason;
 mod runnable;
 mod scheduler;

@@ -109,6 +109,9 @@ pub struct FairScheduler {
     pub(crate) order_exact: bool,
     /// The optimisation switches of the current scheduling pass.
     pub(crate) walk: fairloom_config::Optimizations,
+    /// Preemption kills waiting for `waitTimeBeforeKill`.
+    pub(crate) kills: Vec<crate::preempt::PendingKill>,
+    pub preemption: crate::preempt::PreemptionCounters,
     pub counters: Counters,
 }
 
@@ -142,6 +145,8 @@ impl FairScheduler {
             warnings: Vec::new(),
             order_exact: true,
             walk: fairloom_config::Optimizations::ALL_ON,
+            kills: Vec::new(),
+            preemption: Default::default(),
             counters: Counters::default(),
         };
         let root_policy = alloc.queues[0].scheduling_policy.unwrap_or(alloc.default_scheduling_policy);
@@ -220,6 +225,7 @@ impl FairScheduler {
             containers: Vec::new(),
             reservation: None,
             removed: false,
+            preempted_for: Vec::new(),
         });
         self.node_index.insert(name.to_string(), id);
         *self.rack_sizes.entry(rack).or_default() += 1;
@@ -326,6 +332,12 @@ impl FairScheduler {
             preempted: 0,
             order_key: None,
             order_rank: crate::order::lexicographic_digits(id.0 as u64 + 1),
+            fairshare_starvation: Resource::none(),
+            minshare_starvation: Resource::none(),
+            last_time_at_fair_share: now,
+            next_starvation_check: 0,
+            marked: 0,
+            marked_resource: Resource::none(),
         });
         id
     }
@@ -463,10 +475,11 @@ impl FairScheduler {
     }
 
     pub(crate) fn finish_container(&mut self, container: ContainerId, exit_status: i32) {
-        let c = &mut self.containers[container.index()];
-        if !c.alive {
+        if !self.containers[container.index()].alive {
             return;
         }
+        self.unmark(container);
+        let c = &mut self.containers[container.index()];
         c.alive = false;
         c.exit_status = Some(exit_status);
         let (app, node, resource, app_slot, node_slot) = (c.app, c.node, c.resource, c.app_slot, c.node_slot);
@@ -732,6 +745,7 @@ impl FairScheduler {
             exit_status: None,
             app_slot,
             node_slot,
+            marked_for: false,
         };
         if id.index() == self.containers.len() {
             self.containers.push(container);

@@ -65,6 +65,8 @@ pub struct Queue {
     pub order_rank: u64,
     /// The effective max share, resolved against the current cluster.
     pub max_share: Resource,
+    /// Last time the leaf was not starved for its min share.
+    pub last_time_at_min_share: Millis,
 }
 
 impl Queue {
@@ -176,6 +178,14 @@ pub struct App {
     pub order_key: Option<OrderKey>,
     /// The tie-break name (YARN's id string) as an order-preserving number.
     pub order_rank: u64,
+    pub fairshare_starvation: Resource,
+    pub minshare_starvation: Resource,
+    pub last_time_at_fair_share: Millis,
+    /// Post-preemption back-off: not checked for starvation before this time.
+    pub next_starvation_check: Millis,
+    /// Containers marked for preemption and not yet killed, and their total.
+    pub marked: u32,
+    pub marked_resource: Resource,
 }
 
 impl App {
@@ -212,6 +222,8 @@ pub struct Node {
     pub containers: Vec<ContainerId>,
     pub reservation: Option<Reservation>,
     pub removed: bool,
+    /// Room being freed by preemption on this node, by the starved app it is for.
+    pub preempted_for: Vec<(AppId, Resource)>,
 }
 
 impl Node {
@@ -234,4 +246,6 @@ pub struct Container {
     /// Position in its app's `live` and its node's `containers` (for O(1) removal).
     pub app_slot: u32,
     pub node_slot: u32,
+    /// Selected for preemption, waiting to be killed.
+    pub marked_for: bool,
 }

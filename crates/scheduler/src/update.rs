@@ -10,9 +10,9 @@ use crate::tree::ROOT;
 use crate::FairScheduler;
 
 impl FairScheduler {
-    /// YARN's update thread, once: tidy the tree, recompute demand and fair shares.
-    /// (Starvation and preemption will run here.)
-    pub fn update(&mut self, _now: Millis) {
+    /// YARN's update thread, once: tidy the tree, recompute demand and fair shares, then
+    /// starvation and preemption (identify, mark, and kill what has waited long enough).
+    pub fn update(&mut self, now: Millis) {
         self.counters.updates += 1;
         self.tidy_queues();
         self.update_demand(ROOT);
@@ -20,6 +20,7 @@ impl FairScheduler {
         self.recompute_shares(ROOT);
         // Demand (and, with size-based weight, app weights) changed: re-place what moved.
         self.refresh_all_keys();
+        self.preempt(now);
     }
 
     fn update_demand(&mut self, id: QueueId) -> Resource {

@@ -9,11 +9,11 @@ use fairloom_scheduler::{Ask, Decision, FairScheduler, QueueId, ROOT};
 use proptest::prelude::*;
 
 const CONFIGS: [&str; 3] = [
-    "<allocations><queue name=\"a\"/><queue name=\"b\"><weight>2</weight><queue name=\"b1\"/><queue name=\"b2\"><maxRunningApps>2</maxRunningApps></queue></queue><queue name=\"f\"><schedulingPolicy>fifo</schedulingPolicy></queue></allocations>",
+    "<allocations><queue name=\"a\"/><queue name=\"b\"><weight>2</weight><queue name=\"b1\"/><queue name=\"b2\"><maxRunningApps>2</maxRunningApps></queue></queue><queue name=\"f\"><schedulingPolicy>fifo</schedulingPolicy></queue><defaultFairSharePreemptionTimeout>0</defaultFairSharePreemptionTimeout><defaultFairSharePreemptionThreshold>1</defaultFairSharePreemptionThreshold></allocations>",
     "<allocations><defaultQueueSchedulingPolicy>drf</defaultQueueSchedulingPolicy><queue name=\"a\"><minResources>4096 mb, 4 vcores</minResources></queue><queue name=\"b\"><maxResources>50%</maxResources><queue name=\"b1\"/><queue name=\"b2\"/></queue></allocations>",
-    "<allocations><queue name=\"a\"><maxAMShare>0.2</maxAMShare><maxResources>8192 mb, 8 vcores</maxResources></queue><queue name=\"b\"><queue name=\"b1\"><weight>0</weight></queue><queue name=\"b2\"/></queue><userMaxAppsDefault>3</userMaxAppsDefault></allocations>",
+    "<allocations><queue name=\"a\"><maxAMShare>0.2</maxAMShare><maxResources>8192 mb, 8 vcores</maxResources></queue><queue name=\"b\"><queue name=\"b1\"><weight>0</weight></queue><queue name=\"b2\"/></queue><userMaxAppsDefault>3</userMaxAppsDefault><queue name=\"m\"><minResources>4096 mb, 4 vcores</minResources><minSharePreemptionTimeout>1</minSharePreemptionTimeout></queue></allocations>",
 ];
-const QUEUES: [&str; 6] = ["a", "root.b.b1", "root.b.b2", "f", "default", "root.b.new"];
+const QUEUES: [&str; 7] = ["a", "root.b.b1", "root.b.b2", "f", "default", "root.b.new", "m"];
 const SIZES: [(i64, i64); 3] = [(1024, 1), (2048, 2), (3072, 1)];
 const NODES: [(i64, i64); 2] = [(8192, 8), (4096, 4)];
 
@@ -65,6 +65,11 @@ fn scheduler(config: usize, assign_multiple: bool, mode: usize) -> FairScheduler
     p.insert("yarn.scheduler.fair.assignmultiple".into(), assign_multiple.to_string());
     p.insert("yarn.scheduler.fair.locality.threshold.node".into(), "0.5".into());
     p.insert("yarn.scheduler.fair.locality.threshold.rack".into(), "0.5".into());
+    // Preemption on, gated at zero utilization, with a kill delay some updates wait out.
+    p.insert("yarn.scheduler.fair.preemption".into(), "true".into());
+    p.insert("yarn.scheduler.fair.preemption.cluster-utilization-threshold".into(), "0".into());
+    p.insert("yarn.scheduler.fair.waitTimeBeforeKill".into(), "300".into());
+    p.insert("yarn.scheduler.fair.waitTimeBeforeNextStarvationCheck".into(), "500".into());
     let props = SchedulerProperties::from_properties(&p, &[]).unwrap();
     let alloc = parse_allocation_file(CONFIGS[config], &props.resource_types).unwrap();
     FairScheduler::new(props, alloc).unwrap()

@@ -17,12 +17,6 @@ fn files(dir: &str) -> Vec<PathBuf> {
     files
 }
 
-/// Preemption and starvation are issue 4; their reference files are kept here for it.
-fn is_preemption(path: &Path) -> bool {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    name.starts_with("pre-") || name.starts_with("starve-")
-}
-
 fn assert_all_pass(paths: &[PathBuf]) {
     let mut failures = Vec::new();
     for path in paths {
@@ -37,8 +31,8 @@ fn assert_all_pass(paths: &[PathBuf]) {
 
 #[test]
 fn reference_scenarios_pass() {
-    let paths: Vec<PathBuf> = files("reference").into_iter().filter(|p| !is_preemption(p)).collect();
-    assert_eq!(paths.len(), 61, "the reference set without pre- and starve- files has 61 files");
+    let paths = files("reference");
+    assert_eq!(paths.len(), 69, "the reference set has 69 files");
     assert_all_pass(&paths);
 }
 

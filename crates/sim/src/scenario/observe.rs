@@ -103,7 +103,10 @@ pub(crate) fn observe(runner: &Runner, label: &str) -> Value {
                 "usage": r(&a.usage),
                 "demand": r(&a.demand),
                 "pending": r(&a.pending),
-                "fair_share": r(&a.fair_share),
+                                "fair_share": r(&a.fair_share),
+                "starved": r(&s.starvation(id)),
+                "preempted": a.preempted,
+                "preemption_marked": a.marked,
                 "wait_reason": if alive { s.wait_reason(id).map(ToString::to_string) } else { None },
             }),
         );

@@ -1,0 +1,344 @@
+//! Fair Scheduler preemption, as YARN does it since 2.9 (SEMANTICS §7): starvation per app
+//! (fair share) and per leaf (min share, attributed to apps), victims found on one node per
+//! starved container, marked, killed after `waitTimeBeforeKill`, and the freed room offered
+//! to the starved app first. Everything runs inside `update(now)`: no thread, no timer.
+
+use fairloom_model::{Millis, Resource};
+
+use crate::ids::{AppId, ContainerId, NodeId, QueueId};
+use crate::policy::Calculator;
+use crate::state::AppState;
+use crate::FairScheduler;
+
+/// Exit status of a container killed by preemption (YARN's ContainerExitStatus.PREEMPTED).
+pub const PREEMPTED: i32 = -102;
+
+/// A kill waiting for its time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PendingKill {
+    pub at: Millis,
+    pub container: ContainerId,
+}
+
+/// Preemption counters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PreemptionCounters {
+    pub starved_app_checks: u64,
+    pub containers_marked: u64,
+    pub containers_killed: u64,
+    pub memory_freed_mb: i64,
+    pub vcores_freed: i64,
+}
+
+impl FairScheduler {
+    /// Both gates: preemption on, and utilization (the larger of memory and vcores) strictly
+    /// above the threshold.
+    pub(crate) fn preemption_gate(&self) -> bool {
+        if !self.props.preemption {
+            return false;
+        }
+        let used = self.q(crate::tree::ROOT).usage;
+        let ratio = |u: i64, c: i64| if c > 0 { u as f64 / c as f64 } else { 0.0 };
+        let utilization = ratio(used.memory(), self.cluster.memory()).max(ratio(used.vcores(), self.cluster.vcores()));
+        (self.props.preemption_utilization_threshold as f64) < utilization
+    }
+
+    /// The update's preemption part: starvation, then identify and act for each starved app,
+    /// smallest starvation first, then the kills whose wait has expired.
+    pub(crate) fn preempt(&mut self, now: Millis) {
+        if self.preemption_gate() {
+            let mut starved = Vec::new();
+            let leaves: Vec<QueueId> = self.queues().filter(|(_, q)| q.leaf).map(|(id, _)| id).collect();
+            for leaf in leaves {
+                self.update_starved_apps(leaf, now, &mut starved);
+            }
+            // YARN's starved-app queue takes the app whose starvation fits in the other's first.
+            starved.sort_by(|&a, &b| {
+                let (sa, sb) = (self.starvation(a), self.starvation(b));
+                if sa.fits_in(&sb) && !sb.fits_in(&sa) {
+                    std::cmp::Ordering::Less
+                } else if sb.fits_in(&sa) && !sa.fits_in(&sb) {
+                    std::cmp::Ordering::Greater
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            });
+            starved.dedup();
+            for app in starved {
+                self.preemption.starved_app_checks += 1;
+                self.identify_and_mark(app, now);
+                let delay = self.props.wait_time_before_kill_ms
+                    + 4 * self.props.nm_heartbeat_interval_ms
+                    + self.props.wait_time_before_next_starvation_check_ms;
+                self.apps[app.index()].next_starvation_check = now.saturating_add(delay);
+            }
+        }
+        self.run_kills(now);
+    }
+
+    /// The app's total starvation: fair-share plus attributed min-share starvation.
+    pub fn starvation(&self, app: AppId) -> Resource {
+        let a = &self.apps[app.index()];
+        a.fairshare_starvation.saturating_add(a.minshare_starvation)
+    }
+
+    fn update_starved_apps(&mut self, leaf: QueueId, now: Millis, starved: &mut Vec<AppId>) {
+        let calc = Calculator::of(self.q(leaf).policy);
+        let settings = self.q(leaf).settings.clone();
+        // Apps with pending demand that are not in their post-preemption back-off, in the
+        // leaf's order.
+        let apps: Vec<AppId> = self
+            .apps_with_demand(leaf)
+            .into_iter()
+            .filter(|&a| now >= self.apps[a.index()].next_starvation_check)
+            .collect();
+        let mut fair_total = Resource::none();
+        for &a in &apps {
+            let s = self.fairshare_starvation_of(a, &settings, calc, now);
+            if s.is_none() {
+                break;
+            }
+            starved.push(a);
+            fair_total.add_assign(s);
+        }
+        // Min-share starvation of the leaf, less what its apps' fair-share starvation covers.
+        let q = self.q(leaf);
+        let deficit = settings.min_share.componentwise_min(q.demand).sub_non_negative(q.usage);
+        if deficit.is_none() {
+            self.q_mut(leaf).last_time_at_min_share = now;
+        }
+        let last = self.q(leaf).last_time_at_min_share;
+        let timed_out = settings.min_share_preemption_timeout_ms.is_some_and(|t| now - last >= t);
+        let mut pending = if timed_out { deficit } else { Resource::none() };
+        pending = pending.sub_non_negative(fair_total);
+        for &a in &apps {
+            if pending.is_none() {
+                self.apps[a.index()].minshare_starvation = Resource::none();
+                continue;
+            }
+            let app = &self.apps[a.index()];
+            let mut share = app.demand.saturating_sub(app.usage).sub_non_negative(app.fairshare_starvation);
+            // YARN's quirk, kept: an app wanting more than the remaining deficit is credited
+            // its want less the deficit (SEMANTICS §7.4).
+            if calc.compare(&self.cluster, &share, &pending, self.types).is_gt() {
+                share = share.sub_non_negative(pending);
+                pending = Resource::none();
+            } else {
+                pending = pending.sub_non_negative(share);
+            }
+            self.apps[a.index()].minshare_starvation = share;
+            starved.push(a);
+        }
+    }
+
+    fn fairshare_starvation_of(
+        &mut self,
+        a: AppId,
+        s: &crate::state::QueueSettings,
+        calc: Calculator,
+        now: Millis,
+    ) -> Resource {
+        let app = &self.apps[a.index()];
+        let threshold = app.fair_share.multiply_truncate(s.fair_share_preemption_threshold as f64);
+        let fair_demand = threshold.componentwise_min(app.demand);
+        let below = calc.below_share(&self.cluster, &app.usage, &fair_demand, self.types);
+        let usage = app.usage;
+        let app = &mut self.apps[a.index()];
+        if !below {
+            app.last_time_at_fair_share = now;
+        }
+        let timed_out = s.fair_share_preemption_timeout_ms.is_some_and(|t| now - app.last_time_at_fair_share >= t);
+        app.fairshare_starvation =
+            if below && timed_out { fair_demand.sub_non_negative(usage) } else { Resource::none() };
+        app.fairshare_starvation
+    }
+
+    /// For each container the starvation asks for: the cheapest set of victims on one node.
+    fn identify_and_mark(&mut self, starved: AppId, now: Millis) {
+        let mut pending = self.starvation(starved);
+        let requests: Vec<(Resource, i32)> = self.apps[starved.index()]
+            .requests
+            .iter()
+            .filter(|e| e.any_count() > 0)
+            .map(|e| (e.capability, e.any_count()))
+            .collect();
+        for (capability, count) in requests {
+            if pending.is_none() {
+                break;
+            }
+            // How many containers of this size the starvation covers (memory, as YARN's
+            // scheduler-wide calculator counts).
+            let fit = if capability.memory() > 0 { pending.memory() / capability.memory() } else { 0 };
+            let n = fit.min(count as i64);
+            if n <= 0 {
+                continue;
+            }
+            pending = pending.sub_non_negative(capability.times(n));
+            for _ in 0..n {
+                if let Some((node, victims)) = self.best_victims(capability) {
+                    self.mark(starved, node, &victims, now);
+                }
+            }
+        }
+    }
+
+    /// Over every node: the victim set that frees `request` on that node with the fewest AM
+    /// containers (the first node needing none ends the search).
+    fn best_victims(&self, request: Resource) -> Option<(NodeId, Vec<ContainerId>)> {
+        let mut best: Option<(NodeId, Vec<ContainerId>, usize)> = None;
+        let mut max_ams = usize::MAX;
+        for (id, _) in self.nodes() {
+            if let Some((victims, ams)) = self.victims_on(id, request, max_ams) {
+                max_ams = ams;
+                best = Some((id, victims, ams));
+                if ams == 0 {
+                    break;
+                }
+            }
+        }
+        best.map(|(n, v, _)| (n, v))
+    }
+
+    /// Victims on one node: non-AM containers first, AMs last; only from preemptable apps
+    /// that stay at or above their fair share. `None` if the node cannot free `request`
+    /// with fewer than `max_ams` AM containers.
+    fn victims_on(&self, node: NodeId, request: Resource, max_ams: usize) -> Option<(Vec<ContainerId>, usize)> {
+        let n = &self.nodes[node.index()];
+        let reserved = n.reservation.map_or(Resource::none(), |r| r.resource);
+        let mut potential = n.unallocated().sub_non_negative(reserved);
+        let mut candidates: Vec<ContainerId> =
+            n.containers.iter().copied().filter(|c| !self.containers[c.index()].marked_for).collect();
+        // Running order (allocation order), AM containers at the end.
+        candidates.sort_by_key(|&c| {
+            let c = &self.containers[c.index()];
+            (c.is_am, c.app, c.seq)
+        });
+        let mut chosen = Vec::new();
+        let mut considering: Vec<(AppId, Resource)> = Vec::new();
+        let mut ams = 0;
+        for c in candidates {
+            let container = &self.containers[c.index()];
+            let app = container.app;
+            let already = considering.iter().find(|(a, _)| *a == app).map_or(Resource::none(), |(_, r)| *r);
+            if self.can_be_preempted(app, container.resource, already) {
+                if container.is_am {
+                    ams += 1;
+                    if ams >= max_ams {
+                        return None;
+                    }
+                }
+                chosen.push(c);
+                match considering.iter_mut().find(|(a, _)| *a == app) {
+                    Some((_, r)) => r.add_assign(container.resource),
+                    None => considering.push((app, container.resource)),
+                }
+                potential.add_assign(container.resource);
+            }
+            if request.fits_in(&potential) {
+                return Some((chosen, ams));
+            }
+        }
+        None
+    }
+
+    /// YARN's `canContainerBePreempted`: the app's queue allows it, and the app stays at or
+    /// above its fair share without this container, what is already marked and what is
+    /// being considered.
+    fn can_be_preempted(&self, app: AppId, resource: Resource, considering: Resource) -> bool {
+        let a = &self.apps[app.index()];
+        let Some(queue) = a.queue else { return false };
+        if !self.q(queue).settings.allow_preemption_from || !a.is_alive() {
+            return false;
+        }
+        let after = a.usage.saturating_sub(a.marked_resource).saturating_sub(resource).saturating_sub(considering);
+        let calc = Calculator::of(self.q(queue).policy);
+        !calc.below_share(&self.cluster, &after, &a.fair_share, self.types)
+    }
+
+    /// Earmark victims on `node` for `starved`, warn their apps, and schedule the kills.
+    fn mark(&mut self, starved: AppId, node: NodeId, victims: &[ContainerId], now: Millis) {
+        let mut freed = Resource::none();
+        for &c in victims {
+            let container = &mut self.containers[c.index()];
+            container.marked_for = true;
+            let (app, r) = (container.app, container.resource);
+            freed.add_assign(r);
+            let a = &mut self.apps[app.index()];
+            a.marked += 1;
+            a.marked_resource.add_assign(r);
+            self.preemption.containers_marked += 1;
+            self.kills.push(PendingKill { at: now.saturating_add(self.props.wait_time_before_kill_ms), container: c });
+        }
+        let n = &mut self.nodes[node.index()];
+        match n.preempted_for.iter_mut().find(|(a, _)| *a == starved) {
+            Some((_, r)) => r.add_assign(freed),
+            None => n.preempted_for.push((starved, freed)),
+        }
+    }
+
+    /// Kill the marked containers whose wait has expired (in marking order).
+    pub(crate) fn run_kills(&mut self, now: Millis) {
+        let (due, later): (Vec<PendingKill>, Vec<PendingKill>) = self.kills.drain(..).partition(|k| k.at <= now);
+        self.kills = later;
+        for k in due {
+            let c = &self.containers[k.container.index()];
+            if !c.alive || !c.marked_for {
+                continue;
+            }
+            let (app, r) = (c.app, c.resource);
+            self.finish_container(k.container, PREEMPTED);
+            let a = &mut self.apps[app.index()];
+            a.preempted += 1;
+            self.preemption.containers_killed += 1;
+            self.preemption.memory_freed_mb += r.memory();
+            self.preemption.vcores_freed += r.vcores();
+        }
+    }
+
+    /// A container's preemption mark is dropped when it finishes (killed or otherwise).
+    pub(crate) fn unmark(&mut self, container: ContainerId) {
+        let c = &mut self.containers[container.index()];
+        if !c.marked_for {
+            return;
+        }
+        c.marked_for = false;
+        let (app, r) = (c.app, c.resource);
+        let a = &mut self.apps[app.index()];
+        a.marked = a.marked.saturating_sub(1);
+        a.marked_resource.sub_assign(r);
+    }
+
+    /// Heartbeat, first step: room freed by preemption goes to the apps it was freed for
+    /// (while they are still starved and alive).
+    pub(crate) fn assign_preempted(&mut self, node: NodeId, now: Millis, out: &mut Vec<crate::scheduler::Decision>) {
+        let list = std::mem::take(&mut self.nodes[node.index()].preempted_for);
+        let mut keep = Vec::new();
+        for (app, amount) in list {
+            let alive = self.apps[app.index()].is_alive() && self.apps[app.index()].state != AppState::Rejected;
+            if !alive || !self.is_starved(app) {
+                continue;
+            }
+            keep.push((app, amount));
+            let mut pending = amount;
+            while !pending.is_none() && self.apps[app.index()].is_alive() {
+                match self.assign_app_for_preemption(app, node, now, out) {
+                    Some(r) => pending = pending.sub_non_negative(r),
+                    None => break,
+                }
+            }
+        }
+        self.nodes[node.index()].preempted_for = keep;
+    }
+
+    /// YARN's `isStarved`: below fair share, or attributed min-share starvation.
+    pub(crate) fn is_starved(&self, app: AppId) -> bool {
+        let a = &self.apps[app.index()];
+        let Some(queue) = a.queue else { return false };
+        let calc = Calculator::of(self.q(queue).policy);
+        calc.below_share(&self.cluster, &a.usage, &a.fair_share, self.types) || !a.minshare_starvation.is_none()
+    }
+
+    pub(crate) fn node_preempted_for(&self, node: NodeId, app: AppId) -> bool {
+        self.nodes[node.index()].preempted_for.iter().any(|(a, _)| *a == app)
+    }
+}
