@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
+mod preempt;
 mod shares;
 mod sim;
 
@@ -52,6 +53,8 @@ enum Command {
     Shares(shares::SharesArgs),
     /// Run the load simulator: the real scheduler in virtual time, measured.
     Sim(sim::SimArgs),
+    /// Explain preemption over a scenario's state: who is starved and why, what would be taken.
+    Preempt(preempt::PreemptArgs),
 }
 
 #[derive(Subcommand)]
@@ -111,6 +114,7 @@ fn main() -> ExitCode {
         Command::Scenario { command: ScenarioCommand::Check { files } } => scenario_check(files),
         Command::Shares(args) => shares::run(args),
         Command::Sim(args) => sim::run(args),
+        Command::Preempt(args) => preempt::run(args),
     };
     match result {
         Ok(code) => code,

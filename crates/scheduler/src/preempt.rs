@@ -20,6 +20,55 @@ pub struct PendingKill {
     pub container: ContainerId,
 }
 
+/// A starved application and the figures that make it starved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StarvedApp {
+    pub app: AppId,
+    pub name: String,
+    pub queue: String,
+    pub usage: Resource,
+    pub fair_share: Resource,
+    pub demand: Resource,
+    pub threshold: f32,
+    /// min(fair share × threshold, demand): what the app is owed.
+    pub fair_demand: Resource,
+    pub fair_share_timeout_ms: Option<i64>,
+    /// How long usage has been below the fair demand (since it last was not).
+    pub below_fair_demand_for_ms: Millis,
+    pub fairshare_starvation: Resource,
+    pub queue_min_share: Resource,
+    pub min_share_timeout_ms: Option<i64>,
+    pub minshare_starvation: Resource,
+}
+
+/// A container preemption would take, from whom, for whom.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Victim {
+    pub container: ContainerId,
+    /// `APP/N`.
+    pub name: String,
+    pub app: String,
+    pub queue: String,
+    pub node: String,
+    pub resource: Resource,
+    pub is_am: bool,
+    pub for_app: String,
+    /// The victim app's usage once everything marked so far is gone: never below its fair share.
+    pub app_usage_after: Resource,
+    pub app_fair_share: Resource,
+}
+
+/// What preemption would do now, and why.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PreemptionPlan {
+    pub gate_open: bool,
+    pub gate: String,
+    pub starved: Vec<StarvedApp>,
+    pub victims: Vec<Victim>,
+    /// Apps that want more but are not starved, and why.
+    pub not_starved: Vec<(String, String)>,
+}
+
 /// Preemption counters.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PreemptionCounters {
@@ -45,7 +94,81 @@ impl FairScheduler {
 
     /// The update's preemption part: starvation, then identify and act for each starved app,
     /// smallest starvation first, then the kills whose wait has expired.
-    pub(crate) fn preempt(&mut self, now: Millis) {
+
+    /// What the next update's preemption would do at `now`, and why, without doing it: the
+    /// same update runs on a copy of the state and records what it finds.
+    pub fn preemption_dry_run(&self, now: Millis) -> PreemptionPlan {
+        let mut copy = self.clone();
+        let mut plan =
+            PreemptionPlan { gate_open: copy.preemption_gate(), gate: copy.gate_explanation(), ..Default::default() };
+        copy.update_with(now, Some(&mut plan));
+        // Every app that wants more and is not starved, with the reason.
+        for (id, a) in copy.apps() {
+            if !a.is_alive() || !a.runnable || a.pending.is_none() || plan.starved.iter().any(|s| s.app == id) {
+                continue;
+            }
+            let why = copy.why_not_starved(id, now, plan.gate_open, &plan.gate);
+            plan.not_starved.push((a.name.clone(), why));
+        }
+        plan
+    }
+
+    fn why_not_starved(&self, app: AppId, now: Millis, gate_open: bool, gate: &str) -> String {
+        if !gate_open {
+            return gate.to_string();
+        }
+        let a = &self.apps[app.index()];
+        let Some(queue) = a.queue else { return "no queue".to_string() };
+        if now < a.next_starvation_check {
+            return format!(
+                "recently given resources by preemption: not checked again before {} ms",
+                a.next_starvation_check
+            );
+        }
+        let s = &self.q(queue).settings;
+        let owed = a.fair_share.multiply_truncate(s.fair_share_preemption_threshold as f64).componentwise_min(a.demand);
+        let show = crate::reason::ShowResource;
+        let calc = Calculator::of(self.q(queue).policy);
+        if !calc.below_share(&self.cluster, &a.usage, &owed, self.types) {
+            return format!(
+                "usage {} is not below what it is owed, {} (fair share {} × threshold {}, capped by demand)",
+                show(&a.usage),
+                show(&owed),
+                show(&a.fair_share),
+                s.fair_share_preemption_threshold
+            );
+        }
+        match s.fair_share_preemption_timeout_ms {
+            None => format!(
+                "below what it is owed ({}), but {} has no fairSharePreemptionTimeout (never preempts for fair share)",
+                show(&owed),
+                self.q(queue).name
+            ),
+            Some(t) => format!(
+                "below what it is owed ({}) for {} ms; the timeout is {t} ms",
+                show(&owed),
+                now - a.last_time_at_fair_share
+            ),
+        }
+    }
+
+    fn gate_explanation(&self) -> String {
+        let used = self.q(crate::tree::ROOT).usage;
+        let ratio = |u: i64, c: i64| if c > 0 { u as f64 / c as f64 } else { 0.0 };
+        let utilization = ratio(used.memory(), self.cluster.memory()).max(ratio(used.vcores(), self.cluster.vcores()));
+        let threshold = self.props.preemption_utilization_threshold;
+        match (self.props.preemption, (threshold as f64) < utilization) {
+            (false, _) => "preemption is off (yarn.scheduler.fair.preemption=false): no starvation is tracked".to_string(),
+            (true, false) => format!(
+                "cluster utilization {:.1}% (the larger of memory and vcores) is not above the threshold {:.1}%: no starvation is tracked",
+                utilization * 100.0,
+                threshold * 100.0
+            ),
+            (true, true) => format!("cluster utilization {:.1}% is above the threshold {:.1}%", utilization * 100.0, threshold * 100.0),
+        }
+    }
+
+    pub(crate) fn preempt_with(&mut self, now: Millis, mut plan: Option<&mut PreemptionPlan>) {
         if self.preemption_gate() {
             let mut starved = Vec::new();
             let leaves: Vec<QueueId> = self.queues().filter(|(_, q)| q.leaf).map(|(id, _)| id).collect();
@@ -64,16 +187,28 @@ impl FairScheduler {
                 }
             });
             starved.dedup();
+            if let Some(plan) = plan.as_deref_mut() {
+                for &app in &starved {
+                    plan.starved.push(self.explain_starved(app, now));
+                }
+            }
             for app in starved {
                 self.preemption.starved_app_checks += 1;
-                self.identify_and_mark(app, now);
+                let victims = self.identify_and_mark(app, now);
+                if let Some(plan) = plan.as_deref_mut() {
+                    for (node, c) in victims {
+                        plan.victims.push(self.explain_victim(app, node, c));
+                    }
+                }
                 let delay = self.props.wait_time_before_kill_ms
                     + 4 * self.props.nm_heartbeat_interval_ms
                     + self.props.wait_time_before_next_starvation_check_ms;
                 self.apps[app.index()].next_starvation_check = now.saturating_add(delay);
             }
         }
-        self.run_kills(now);
+        if plan.is_none() {
+            self.run_kills(now);
+        }
     }
 
     /// The app's total starvation: fair-share plus attributed min-share starvation.
@@ -154,7 +289,9 @@ impl FairScheduler {
     }
 
     /// For each container the starvation asks for: the cheapest set of victims on one node.
-    fn identify_and_mark(&mut self, starved: AppId, now: Millis) {
+    /// Returns what was marked.
+    fn identify_and_mark(&mut self, starved: AppId, now: Millis) -> Vec<(NodeId, ContainerId)> {
+        let mut marked = Vec::new();
         let mut pending = self.starvation(starved);
         let requests: Vec<(Resource, i32)> = self.apps[starved.index()]
             .requests
@@ -177,8 +314,52 @@ impl FairScheduler {
             for _ in 0..n {
                 if let Some((node, victims)) = self.best_victims(capability) {
                     self.mark(starved, node, &victims, now);
+                    marked.extend(victims.iter().map(|&c| (node, c)));
                 }
             }
+        }
+        marked
+    }
+
+    fn explain_starved(&self, app: AppId, now: Millis) -> StarvedApp {
+        let a = &self.apps[app.index()];
+        let queue = a.queue.expect("a starved app has a queue");
+        let s = &self.q(queue).settings;
+        StarvedApp {
+            app,
+            name: a.name.clone(),
+            queue: self.q(queue).name.clone(),
+            usage: a.usage,
+            fair_share: a.fair_share,
+            demand: a.demand,
+            threshold: s.fair_share_preemption_threshold,
+            fair_demand: a
+                .fair_share
+                .multiply_truncate(s.fair_share_preemption_threshold as f64)
+                .componentwise_min(a.demand),
+            fair_share_timeout_ms: s.fair_share_preemption_timeout_ms,
+            below_fair_demand_for_ms: now - a.last_time_at_fair_share,
+            fairshare_starvation: a.fairshare_starvation,
+            queue_min_share: s.min_share,
+            min_share_timeout_ms: s.min_share_preemption_timeout_ms,
+            minshare_starvation: a.minshare_starvation,
+        }
+    }
+
+    fn explain_victim(&self, for_app: AppId, node: NodeId, c: ContainerId) -> Victim {
+        let container = &self.containers[c.index()];
+        let a = &self.apps[container.app.index()];
+        Victim {
+            container: c,
+            name: format!("{}/{}", a.name, container.seq),
+            app: a.name.clone(),
+            queue: a.queue.map_or_else(String::new, |q| self.q(q).name.clone()),
+            node: self.nodes[node.index()].name.clone(),
+            resource: container.resource,
+            is_am: container.is_am,
+            for_app: self.apps[for_app.index()].name.clone(),
+            app_usage_after: a.usage.saturating_sub(a.marked_resource),
+            app_fair_share: a.fair_share,
         }
     }
 

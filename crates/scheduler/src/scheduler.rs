@@ -84,6 +84,7 @@ pub struct Counters {
     pub heartbeats: u64,
 }
 
+#[derive(Clone)]
 pub struct FairScheduler {
     pub(crate) props: SchedulerProperties,
     pub(crate) alloc: AllocationFile,

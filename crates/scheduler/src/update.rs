@@ -13,6 +13,11 @@ impl FairScheduler {
     /// YARN's update thread, once: tidy the tree, recompute demand and fair shares, then
     /// starvation and preemption (identify, mark, and kill what has waited long enough).
     pub fn update(&mut self, now: Millis) {
+        self.update_with(now, None);
+    }
+
+    /// The update, with preemption recording into `plan` instead of acting when one is given.
+    pub(crate) fn update_with(&mut self, now: Millis, plan: Option<&mut crate::preempt::PreemptionPlan>) {
         self.counters.updates += 1;
         self.tidy_queues();
         self.update_demand(ROOT);
@@ -20,7 +25,7 @@ impl FairScheduler {
         self.recompute_shares(ROOT);
         // Demand (and, with size-based weight, app weights) changed: re-place what moved.
         self.refresh_all_keys();
-        self.preempt(now);
+        self.preempt_with(now, plan);
     }
 
     fn update_demand(&mut self, id: QueueId) -> Resource {

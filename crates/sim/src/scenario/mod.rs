@@ -6,7 +6,7 @@ mod format;
 mod observe;
 mod runner;
 
-pub use runner::{run_text, Failure, Outcome, Run};
+pub use runner::{run_text, state_at, Failure, Outcome, Run};
 
 /// The verdict of `scenario check` on one file: `Ok(())` or the first mismatches.
 pub fn check(outcome: &Outcome) -> Result<(), Vec<String>> {

@@ -122,6 +122,30 @@ pub fn run_text(text: &str, audit: bool) -> Outcome {
 }
 
 fn run_document(doc: Document, audit: bool) -> Result<Run, Failure> {
+    run_until(doc, audit, None).map(|r| r.run)
+}
+
+/// The scheduler's state after the observation labelled `label` (or at the end), and the clock.
+pub fn state_at(text: &str, label: Option<&str>) -> Result<(fairloom_scheduler::FairScheduler, Millis), Failure> {
+    let doc: Document = serde_json::from_str(text).map_err(|e| Failure::Document {
+        message: e.to_string(),
+        line: Some(e.line()).filter(|&l| l > 0),
+        column: Some(e.column()).filter(|&c| c > 0),
+    })?;
+    let runner = run_until(doc, true, label)?;
+    if let Some(l) = label {
+        if !runner.run.observations.iter().any(|o| o["label"] == l) {
+            return Err(Failure::Document {
+                message: format!("no observation labelled '{l}'"),
+                line: None,
+                column: None,
+            });
+        }
+    }
+    Ok((runner.scheduler, runner.now))
+}
+
+fn run_until(doc: Document, audit: bool, stop_at: Option<&str>) -> Result<Runner, Failure> {
     match doc.scheduler.as_str() {
         "fair" => {}
         "capacity" | "fifo" => {
@@ -167,6 +191,7 @@ fn run_document(doc: Document, audit: bool) -> Result<Run, Failure> {
     }
     for (i, raw) in doc.steps.iter().enumerate() {
         let step = parse_step(raw).map_err(|message| Failure::Scenario { step: i, message })?;
+        let stop = matches!(&step, Step::Observe { label, .. } if Some(label.as_str()) == stop_at);
         runner.step(i, step).map_err(|message| Failure::Scenario { step: i, message })?;
         if runner.audit {
             let mismatches = runner.scheduler.audit();
@@ -178,8 +203,11 @@ fn run_document(doc: Document, audit: bool) -> Result<Run, Failure> {
                 });
             }
         }
+        if stop {
+            break;
+        }
     }
-    Ok(runner.run)
+    Ok(runner)
 }
 
 impl Runner {
