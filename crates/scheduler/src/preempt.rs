@@ -92,9 +92,6 @@ impl FairScheduler {
         (self.props.preemption_utilization_threshold as f64) < utilization
     }
 
-    /// The update's preemption part: starvation, then identify and act for each starved app,
-    /// smallest starvation first, then the kills whose wait has expired.
-
     /// What the next update's preemption would do at `now`, and why, without doing it: the
     /// same update runs on a copy of the state and records what it finds.
     pub fn preemption_dry_run(&self, now: Millis) -> PreemptionPlan {
@@ -168,6 +165,9 @@ impl FairScheduler {
         }
     }
 
+    /// The update's preemption part: starvation, then identify and act for each starved app,
+    /// smallest starvation first, then the kills whose wait has expired. With a `plan`, it
+    /// records instead of killing.
     pub(crate) fn preempt_with(&mut self, now: Millis, mut plan: Option<&mut PreemptionPlan>) {
         if self.preemption_gate() {
             let mut starved = Vec::new();
