@@ -103,6 +103,12 @@ fn read(p: &PathBuf) -> Result<String> {
 }
 
 fn workload(args: &SimArgs) -> Result<(Workload, i64)> {
+    if args.preset.as_deref() == Some("preempt-1k") {
+        return Ok((presets::preemption_demo(args.seed), 180_000));
+    }
+    if args.preset.as_deref() == Some("preempt-1k") {
+        return Ok((presets::preemption_demo(args.seed), 180_000));
+    }
     if let Some(name) = &args.preset {
         let shape = presets::shape(name).ok_or_else(|| {
             let names: Vec<&str> = presets::PRESETS.iter().map(|p| p.name).collect();

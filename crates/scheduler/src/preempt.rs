@@ -73,6 +73,10 @@ pub struct PreemptionPlan {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PreemptionCounters {
     pub starved_app_checks: u64,
+    /// Containers marked for an app starved for its fair share / for its queue's min share
+    /// (an app starved for both counts as fair share).
+    pub marked_for_fair_share: u64,
+    pub marked_for_min_share: u64,
     pub containers_marked: u64,
     pub containers_killed: u64,
     pub memory_freed_mb: i64,
@@ -368,7 +372,13 @@ impl FairScheduler {
     fn best_victims(&self, request: Resource) -> Option<(NodeId, Vec<ContainerId>)> {
         let mut best: Option<(NodeId, Vec<ContainerId>, usize)> = None;
         let mut max_ams = usize::MAX;
-        for (id, _) in self.nodes() {
+        for (id, n) in self.nodes() {
+            // Exact skip: every container already marked and the free room too small.
+            let reserved = n.reservation.map_or(Resource::none(), |r| r.resource);
+            if n.marked as usize == n.containers.len() && !request.fits_in(&n.unallocated().sub_non_negative(reserved))
+            {
+                continue;
+            }
             if let Some((victims, ams)) = self.victims_on(id, request, max_ams) {
                 max_ams = ams;
                 best = Some((id, victims, ams));
@@ -438,11 +448,18 @@ impl FairScheduler {
 
     /// Earmark victims on `node` for `starved`, warn their apps, and schedule the kills.
     fn mark(&mut self, starved: AppId, node: NodeId, victims: &[ContainerId], now: Millis) {
+        let for_fair_share = !self.apps[starved.index()].fairshare_starvation.is_none();
+        if for_fair_share {
+            self.preemption.marked_for_fair_share += victims.len() as u64;
+        } else {
+            self.preemption.marked_for_min_share += victims.len() as u64;
+        }
         let mut freed = Resource::none();
         for &c in victims {
             let container = &mut self.containers[c.index()];
             container.marked_for = true;
             let (app, r) = (container.app, container.resource);
+            self.nodes[node.index()].marked += 1;
             freed.add_assign(r);
             let a = &mut self.apps[app.index()];
             a.marked += 1;
@@ -483,7 +500,8 @@ impl FairScheduler {
             return;
         }
         c.marked_for = false;
-        let (app, r) = (c.app, c.resource);
+        let (app, r, node) = (c.app, c.resource, c.node);
+        self.nodes[node.index()].marked -= 1;
         let a = &mut self.apps[app.index()];
         a.marked = a.marked.saturating_sub(1);
         a.marked_resource.sub_assign(r);
@@ -517,6 +535,15 @@ impl FairScheduler {
         let Some(queue) = a.queue else { return false };
         let calc = Calculator::of(self.q(queue).policy);
         calc.below_share(&self.cluster, &a.usage, &a.fair_share, self.types) || !a.minshare_starvation.is_none()
+    }
+
+    /// The preemption warning an AM sees in its allocate response: its containers selected
+    /// for preemption and not yet killed.
+    pub fn preemption_warnings(&self, app: AppId) -> Vec<ContainerId> {
+        let mut marked: Vec<ContainerId> =
+            self.apps[app.index()].live.iter().copied().filter(|c| self.containers[c.index()].marked_for).collect();
+        marked.sort_by_key(|c| self.containers[c.index()].seq);
+        marked
     }
 
     pub(crate) fn node_preempted_for(&self, node: NodeId, app: AppId) -> bool {

@@ -227,6 +227,7 @@ impl FairScheduler {
             reservation: None,
             removed: false,
             preempted_for: Vec::new(),
+            marked: 0,
         });
         self.node_index.insert(name.to_string(), id);
         *self.rack_sizes.entry(rack).or_default() += 1;

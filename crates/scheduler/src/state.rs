@@ -224,6 +224,8 @@ pub struct Node {
     pub removed: bool,
     /// Room being freed by preemption on this node, by the starved app it is for.
     pub preempted_for: Vec<(AppId, Resource)>,
+    /// How many of its containers are marked for preemption.
+    pub marked: u32,
 }
 
 impl Node {

@@ -195,6 +195,7 @@ impl Metrics {
         description: &str,
         seed: u64,
         counters: &fairloom_scheduler::Counters,
+        preemption: &fairloom_scheduler::preempt::PreemptionCounters,
     ) -> Value {
         let phases: serde_json::Map<String, Value> = PHASES
             .iter()
@@ -241,6 +242,9 @@ impl Metrics {
             "phases": phases,
             "scheduler_counters": {"heartbeats": counters.heartbeats, "updates": counters.updates,
                 "containers_allocated": counters.containers_allocated, "reservations_made": counters.reservations_made},
+                                    "preemption": {"starved_app_checks": preemption.starved_app_checks, "containers_marked": preemption.containers_marked,
+                "marked_for_fair_share": preemption.marked_for_fair_share, "marked_for_min_share": preemption.marked_for_min_share,
+                "containers_killed": preemption.containers_killed, "memory_freed_mb": preemption.memory_freed_mb},
             "audit_runs": self.audit_runs,
             "audit_mismatches": self.audit_mismatches,
             "peak_rss_bytes": peak_rss_bytes(),

@@ -17,5 +17,6 @@ pub fn simulate(w: &Workload, opts: SimOptions, seed: u64) -> Result<serde_json:
     let mut sim = Simulation::new(w, opts)?;
     sim.run();
     let counters = sim.scheduler().counters.clone();
-    Ok(sim.metrics.to_json(&w.name, &w.description, seed, &counters))
+    let preemption = sim.scheduler().preemption.clone();
+    Ok(sim.metrics.to_json(&w.name, &w.description, seed, &counters, &preemption))
 }

@@ -167,3 +167,61 @@ pub fn generate(shape: &PresetShape, seed: u64) -> Workload {
         ),
     }
 }
+
+/// `preempt-1k`: batch work fills 1,000 nodes with 10-minute containers; at 60 s a prod queue
+/// (fairSharePreemptionTimeout 15 s, threshold 1) arrives wanting more than its half. With
+/// preemption on, prod should reach its fair share within the timeout, the 15 s wait before
+/// kill and a few update intervals, taking no more than it is owed.
+pub fn preemption_demo(seed: u64) -> Workload {
+    let mut rng = Rng::new(seed);
+    let nodes = (0..1_000)
+        .map(|i| NodeDef {
+            name: format!("node{:06}", i + 1),
+            rack: format!("/rack{:04}", i % 25),
+            resource: Resource::new(65_536, 32),
+        })
+        .collect();
+    let task = |ms: i64| TaskGroup {
+        priority: 1,
+        resource: Resource::new(2_048, 1),
+        count: 1_000_000,
+        duration_ms: Some(ms),
+        host: None,
+        request_delay_ms: 0,
+    };
+    let mut apps: Vec<AppDef> = (0..10)
+        .map(|i| AppDef {
+            name: format!("batch{i:02}"),
+            queue: "root.batch".into(),
+            user: "etl".into(),
+            arrival_ms: rng.below(100) as i64,
+            am: Some(Resource::new(1_024, 1)),
+            stages: vec![Stage { groups: vec![task(600_000)] }],
+        })
+        .collect();
+    apps.extend((0..10).map(|i| AppDef {
+        name: format!("prod{i:02}"),
+        queue: "root.prod".into(),
+        user: "svc".into(),
+        arrival_ms: 60_000 + rng.below(100) as i64,
+        am: Some(Resource::new(1_024, 1)),
+        stages: vec![Stage { groups: vec![task(60_000)] }],
+    }));
+    let mut properties = Properties::new();
+    for (k, v) in [
+        ("yarn.scheduler.fair.assignmultiple", "true"),
+        ("yarn.scheduler.fair.preemption", "true"),
+        ("yarn.scheduler.minimum-allocation-mb", "1024"),
+    ] {
+        properties.insert(k.into(), v.into());
+    }
+    Workload {
+        name: "preempt-1k".into(),
+        nodes,
+        apps,
+        allocations: "<allocations><queue name=\"batch\"/><queue name=\"prod\"><fairSharePreemptionTimeout>15</fairSharePreemptionTimeout><fairSharePreemptionThreshold>1</fairSharePreemptionThreshold></queue></allocations>".into(),
+        properties,
+        max_outstanding: Some(4_000),
+        description: "1000 nodes of 65536 MB/32 vcores; root.batch (10 apps, 10-minute containers of 2048 MB/1 vcore) fills the cluster; at 60 s root.prod (10 apps, 1-minute containers; fairSharePreemptionTimeout 15 s, threshold 1) arrives; preemption on, waitTimeBeforeKill 15 s".into(),
+    }
+}
