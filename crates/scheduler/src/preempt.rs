@@ -69,6 +69,15 @@ pub struct PreemptionPlan {
     pub not_starved: Vec<(String, String)>,
 }
 
+/// One starved request: its size, how many, and the nodes that can serve it.
+struct StarvedRequest {
+    capability: Resource,
+    count: i32,
+    nodes: Vec<NodeId>,
+    relax: bool,
+    any: bool,
+}
+
 /// Preemption counters.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PreemptionCounters {
@@ -297,32 +306,87 @@ impl FairScheduler {
     fn identify_and_mark(&mut self, starved: AppId, now: Millis) -> Vec<(NodeId, ContainerId)> {
         let mut marked = Vec::new();
         let mut pending = self.starvation(starved);
-        let requests: Vec<(Resource, i32)> = self.apps[starved.index()]
-            .requests
-            .iter()
-            .filter(|e| e.any_count() > 0)
-            .map(|e| (e.capability, e.any_count()))
-            .collect();
-        for (capability, count) in requests {
+        for request in self.starved_requests(starved) {
             if pending.is_none() {
                 break;
             }
             // How many containers of this size the starvation covers (memory, as YARN's
             // scheduler-wide calculator counts).
+            let capability = request.capability;
             let fit = if capability.memory() > 0 { pending.memory() / capability.memory() } else { 0 };
-            let n = fit.min(count as i64);
+            let n = fit.min(request.count as i64);
             if n <= 0 {
                 continue;
             }
             pending = pending.sub_non_negative(capability.times(n));
             for _ in 0..n {
-                if let Some((node, victims)) = self.best_victims(capability) {
+                let mut best = self.best_victims(capability, &request.nodes);
+                // A request that may relax looks elsewhere when its own nodes would cost AMs.
+                if request.relax && !request.any && best.as_ref().is_some_and(|(_, _, ams)| *ams > 0) {
+                    let others: Vec<NodeId> =
+                        self.nodes().map(|(id, _)| id).filter(|id| !request.nodes.contains(id)).collect();
+                    if let Some(spare) = self.best_victims(capability, &others) {
+                        if best.as_ref().is_some_and(|b| spare.2 < b.2) {
+                            best = Some(spare);
+                        }
+                    }
+                }
+                if let Some((node, victims, _)) = best {
                     self.mark(starved, node, &victims, now);
                     marked.extend(victims.iter().map(|&c| (node, c)));
                 }
             }
         }
         marked
+    }
+
+    /// The starved app's requests at one locality level per key, as YARN's visited-request
+    /// tracker yields them: a host hides its rack and `*`, a rack hides `*` and its hosts.
+    /// Hosts come first, then racks, then `*` (YARN's order here is a hash map's).
+    fn starved_requests(&self, app: AppId) -> Vec<StarvedRequest> {
+        let mut out = Vec::new();
+        let all: Vec<NodeId> = self.nodes().map(|(id, _)| id).collect();
+        for e in self.apps[app.index()].requests.iter().filter(|e| e.any_count() > 0) {
+            let mut hidden_racks = Vec::new();
+            let mut any_hidden = false;
+            for (&loc, ask) in e.locations.iter().filter(|(_, a)| a.count > 0) {
+                if let Some(node) = self.nodes().find(|(_, n)| n.location == loc).map(|(id, _)| id) {
+                    hidden_racks.push(self.nodes[node.index()].rack);
+                    any_hidden = true;
+                    out.push(StarvedRequest {
+                        capability: e.capability,
+                        count: ask.count,
+                        nodes: vec![node],
+                        relax: ask.relax,
+                        any: false,
+                    });
+                }
+            }
+            for (&loc, ask) in e.locations.iter().filter(|(_, a)| a.count > 0) {
+                let rack_nodes: Vec<NodeId> = self.nodes().filter(|(_, n)| n.rack == loc).map(|(id, _)| id).collect();
+                if rack_nodes.is_empty() || hidden_racks.contains(&loc) {
+                    continue;
+                }
+                any_hidden = true;
+                out.push(StarvedRequest {
+                    capability: e.capability,
+                    count: ask.count,
+                    nodes: rack_nodes,
+                    relax: ask.relax,
+                    any: false,
+                });
+            }
+            if !any_hidden {
+                out.push(StarvedRequest {
+                    capability: e.capability,
+                    count: e.any_count(),
+                    nodes: all.clone(),
+                    relax: true,
+                    any: true,
+                });
+            }
+        }
+        out
     }
 
     fn explain_starved(&self, app: AppId, now: Millis) -> StarvedApp {
@@ -369,10 +433,11 @@ impl FairScheduler {
 
     /// Over every node: the victim set that frees `request` on that node with the fewest AM
     /// containers (the first node needing none ends the search).
-    fn best_victims(&self, request: Resource) -> Option<(NodeId, Vec<ContainerId>)> {
+    fn best_victims(&self, request: Resource, nodes: &[NodeId]) -> Option<(NodeId, Vec<ContainerId>, usize)> {
         let mut best: Option<(NodeId, Vec<ContainerId>, usize)> = None;
         let mut max_ams = usize::MAX;
-        for (id, n) in self.nodes() {
+        for &id in nodes {
+            let n = &self.nodes[id.index()];
             // Exact skip: every container already marked and the free room too small.
             let reserved = n.reservation.map_or(Resource::none(), |r| r.resource);
             if n.marked as usize == n.containers.len() && !request.fits_in(&n.unallocated().sub_non_negative(reserved))
@@ -387,7 +452,7 @@ impl FairScheduler {
                 }
             }
         }
-        best.map(|(n, v, _)| (n, v))
+        best
     }
 
     /// Victims on one node: non-AM containers first, AMs last; only from preemptable apps
