@@ -108,3 +108,34 @@ fn shares_reports_bad_files() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--node-resource"));
 }
+
+#[test]
+fn preempt_dry_run_explains_without_acting() {
+    // pre-sibling-leaves, stopped right after the starving app asks (before any update).
+    let text = std::fs::read_to_string(scenario("reference/pre-sibling-leaves.json")).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let steps = doc["steps"].as_array().unwrap().clone();
+    let second_ask = steps.iter().enumerate().filter(|(_, s)| s.get("ask").is_some()).nth(1).unwrap().0;
+    let mut kept: Vec<serde_json::Value> = steps[..=second_ask].to_vec();
+    kept.push(serde_json::json!({"observe": "asked"}));
+    doc["steps"] = serde_json::Value::Array(kept);
+    let path = temp("dry.json", &doc.to_string());
+    let o = fairloom(&["preempt", "--dry-run", path.to_str().unwrap(), "--at", "asked", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(plan["gate_open"], true);
+    assert_eq!(plan["starved"][0]["app"], "starving");
+    assert_eq!(plan["starved"][0]["minshare_starvation"]["memory-mb"], 4096);
+    let victims = plan["would_preempt"].as_array().unwrap();
+    assert_eq!(victims.len(), 4);
+    assert!(victims.iter().all(|v| v["app"] == "greedy" && v["for"] == "starving" && v["am"] == false));
+    // A text run says why in words.
+    let o = fairloom(&["preempt", "--dry-run", path.to_str().unwrap()]);
+    assert!(stdout(&o).contains("STARVED starving in root.preemptable.child-2"));
+    // Unknown label and missing --dry-run are clear errors.
+    let o = fairloom(&["preempt", "--dry-run", path.to_str().unwrap(), "--at", "nowhere"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nowhere"));
+    let o = fairloom(&["preempt", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+}
