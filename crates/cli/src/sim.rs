@@ -9,7 +9,7 @@ use serde_json::Value;
 
 #[derive(clap::Args)]
 pub struct SimArgs {
-    /// A built-in workload: meituan-1k, meituan-12k, hyperscale-100k, yunikorn-10k
+    /// A built-in workload: meituan-1k, meituan-12k, hyperscale-100k, yunikorn-10k, preempt-1k, preempt-1k-am
     #[arg(long, conflicts_with_all = ["trace", "synth"])]
     preset: Option<String>,
     /// An SLS JSON trace (a stream of job objects)
@@ -103,11 +103,12 @@ fn read(p: &PathBuf) -> Result<String> {
 }
 
 fn workload(args: &SimArgs) -> Result<(Workload, i64)> {
-    if args.preset.as_deref() == Some("preempt-1k") {
-        return Ok((presets::preemption_demo(args.seed), 180_000));
-    }
-    if args.preset.as_deref() == Some("preempt-1k") {
-        return Ok((presets::preemption_demo(args.seed), 180_000));
+    if let Some(managed) = match args.preset.as_deref() {
+        Some("preempt-1k") => Some(false),
+        Some("preempt-1k-am") => Some(true),
+        _ => None,
+    } {
+        return Ok((presets::preemption_demo(args.seed, managed), 180_000));
     }
     if let Some(name) = &args.preset {
         let shape = presets::shape(name).ok_or_else(|| {

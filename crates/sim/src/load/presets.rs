@@ -171,8 +171,9 @@ pub fn generate(shape: &PresetShape, seed: u64) -> Workload {
 /// `preempt-1k`: batch work fills 1,000 nodes with 10-minute containers; at 60 s a prod queue
 /// (fairSharePreemptionTimeout 15 s, threshold 1) arrives wanting more than its half. With
 /// preemption on, prod should reach its fair share within the timeout, the 15 s wait before
-/// kill and a few update intervals, taking no more than it is owed.
-pub fn preemption_demo(seed: u64) -> Workload {
+/// kill and a few update intervals, taking no more than it is owed. With `managed_am`, prod's
+/// apps first need room for their AMs, which costs them one more back-off round (YARN's way).
+pub fn preemption_demo(seed: u64, managed_am: bool) -> Workload {
     let mut rng = Rng::new(seed);
     let nodes = (0..1_000)
         .map(|i| NodeDef {
@@ -204,7 +205,7 @@ pub fn preemption_demo(seed: u64) -> Workload {
         queue: "root.prod".into(),
         user: "svc".into(),
         arrival_ms: 60_000 + rng.below(100) as i64,
-        am: Some(Resource::new(1_024, 1)),
+        am: managed_am.then(|| Resource::new(1_024, 1)),
         stages: vec![Stage { groups: vec![task(60_000)] }],
     }));
     let mut properties = Properties::new();
@@ -216,12 +217,15 @@ pub fn preemption_demo(seed: u64) -> Workload {
         properties.insert(k.into(), v.into());
     }
     Workload {
-        name: "preempt-1k".into(),
+                name: if managed_am { "preempt-1k-am" } else { "preempt-1k" }.into(),
         nodes,
         apps,
         allocations: "<allocations><queue name=\"batch\"/><queue name=\"prod\"><fairSharePreemptionTimeout>15</fairSharePreemptionTimeout><fairSharePreemptionThreshold>1</fairSharePreemptionThreshold></queue></allocations>".into(),
         properties,
         max_outstanding: Some(4_000),
-        description: "1000 nodes of 65536 MB/32 vcores; root.batch (10 apps, 10-minute containers of 2048 MB/1 vcore) fills the cluster; at 60 s root.prod (10 apps, 1-minute containers; fairSharePreemptionTimeout 15 s, threshold 1) arrives; preemption on, waitTimeBeforeKill 15 s".into(),
+                description: format!(
+            "1000 nodes of 65536 MB/32 vcores; root.batch (10 apps, 10-minute containers of 2048 MB/1 vcore) fills the cluster; at 60 s root.prod (10 apps{}, 1-minute containers; fairSharePreemptionTimeout 15 s, threshold 1) arrives; preemption on, waitTimeBeforeKill 15 s",
+            if managed_am { " with AM containers" } else { ", unmanaged AMs" }
+        ),
     }
 }
