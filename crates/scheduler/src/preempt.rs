@@ -18,6 +18,8 @@ pub const PREEMPTED: i32 = -102;
 pub struct PendingKill {
     pub at: Millis,
     pub container: ContainerId,
+    /// Marked for fair-share starvation (else min-share).
+    pub for_fair_share: bool,
 }
 
 /// A starved application and the figures that make it starved.
@@ -86,6 +88,11 @@ pub struct PreemptionCounters {
     /// (an app starved for both counts as fair share).
     pub marked_for_fair_share: u64,
     pub marked_for_min_share: u64,
+    /// Kills and memory freed, by the reason their container was marked.
+    pub killed_for_fair_share: u64,
+    pub killed_for_min_share: u64,
+    pub memory_freed_for_fair_share_mb: i64,
+    pub memory_freed_for_min_share_mb: i64,
     pub containers_marked: u64,
     pub containers_killed: u64,
     pub memory_freed_mb: i64,
@@ -530,7 +537,11 @@ impl FairScheduler {
             a.marked += 1;
             a.marked_resource.add_assign(r);
             self.preemption.containers_marked += 1;
-            self.kills.push(PendingKill { at: now.saturating_add(self.props.wait_time_before_kill_ms), container: c });
+            self.kills.push(PendingKill {
+                at: now.saturating_add(self.props.wait_time_before_kill_ms),
+                container: c,
+                for_fair_share,
+            });
         }
         let n = &mut self.nodes[node.index()];
         match n.preempted_for.iter_mut().find(|(a, _)| *a == starved) {
@@ -555,6 +566,13 @@ impl FairScheduler {
             self.preemption.containers_killed += 1;
             self.preemption.memory_freed_mb += r.memory();
             self.preemption.vcores_freed += r.vcores();
+            if k.for_fair_share {
+                self.preemption.killed_for_fair_share += 1;
+                self.preemption.memory_freed_for_fair_share_mb += r.memory();
+            } else {
+                self.preemption.killed_for_min_share += 1;
+                self.preemption.memory_freed_for_min_share_mb += r.memory();
+            }
         }
     }
 
