@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
+mod am;
 mod preempt;
 mod shares;
 mod sim;
@@ -55,6 +56,11 @@ enum Command {
     Sim(sim::SimArgs),
     /// Explain preemption over a scenario's state: who is starved and why, what would be taken.
     Preempt(preempt::PreemptArgs),
+    /// Application-master logic: Spark's locality-aware container requests.
+    Am {
+        #[command(subcommand)]
+        command: am::AmCommand,
+    },
 }
 
 #[derive(Subcommand)]
@@ -115,6 +121,7 @@ fn main() -> ExitCode {
         Command::Shares(args) => shares::run(args),
         Command::Sim(args) => sim::run(args),
         Command::Preempt(args) => preempt::run(args),
+        Command::Am { command } => am::run(command),
     };
     match result {
         Ok(code) => code,

@@ -139,3 +139,29 @@ fn preempt_dry_run_explains_without_acting() {
     let o = fairloom(&["preempt", path.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn am_plan_reproduces_the_worked_example() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/am-state.json");
+    let mut state: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(example).unwrap()).unwrap();
+    state["pending"] = serde_json::json!([]);
+    let path = temp("am.json", &state.to_string());
+    let o = fairloom(&["am", "plan", "--input", path.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(plan["cancel"], serde_json::json!([]));
+    let hosts: Vec<Vec<String>> = plan["add"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["hosts"].as_array().unwrap().iter().map(|h| h.as_str().unwrap().to_string()).collect())
+        .collect();
+    let mut want = vec![vec!["host1", "host2", "host3", "host4"]; 3];
+    want.extend(vec![vec!["host1", "host2", "host3"]; 6]);
+    want.extend(vec![vec!["host1", "host2"]; 3]);
+    assert_eq!(hosts, want);
+    let bad = temp("bad-am.json", "{\"target_executors\": 1,\n \"runing\": 2}");
+    let o = fairloom(&["am", "plan", "--input", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("line 2"), "{}", String::from_utf8_lossy(&o.stderr));
+}
