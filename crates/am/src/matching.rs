@@ -29,19 +29,20 @@ pub fn match_containers(
     pending: &[PendingRequest],
     host_to_rack: &BTreeMap<String, String>,
 ) -> Matching {
-    let rack = |h: &str| host_to_rack.get(h).cloned().unwrap_or_else(|| DEFAULT_RACK.to_string());
+    let rack = |h: &str| host_to_rack.get(h).map_or(DEFAULT_RACK, String::as_str);
+    // Whether request `p` is registered at the location a container on `host` matches at `level`.
+    let accepts = |level: MatchLevel, p: &PendingRequest, host: &str| match level {
+        MatchLevel::Host => p.hosts.as_ref().is_some_and(|hs| hs.iter().any(|h| h == host)),
+        MatchLevel::Rack => p.hosts.as_ref().is_some_and(|hs| hs.iter().any(|h| rack(h) == rack(host))),
+        MatchLevel::Any => true,
+    };
     let mut used = vec![false; pending.len()];
     let mut out = Matching::default();
     let mut remaining: Vec<usize> = (0..containers.len()).collect();
-    let levels: [(MatchLevel, &dyn Fn(&PendingRequest, &str) -> bool); 3] = [
-        (MatchLevel::Host, &|p, host| p.hosts.as_ref().is_some_and(|hs| hs.iter().any(|h| h == host))),
-        (MatchLevel::Rack, &|p, host| p.hosts.as_ref().is_some_and(|hs| hs.iter().any(|h| rack(h) == rack(host)))),
-        (MatchLevel::Any, &|_, _| true),
-    ];
-    for (level, accepts) in levels {
+    for level in [MatchLevel::Host, MatchLevel::Rack, MatchLevel::Any] {
         let mut next = Vec::new();
         for c in remaining {
-            match (0..pending.len()).find(|&i| !used[i] && accepts(&pending[i], &containers[c])) {
+            match (0..pending.len()).find(|&i| !used[i] && accepts(level, &pending[i], &containers[c])) {
                 Some(i) => {
                     used[i] = true;
                     out.matched.push((c, i, level));
