@@ -72,6 +72,10 @@ impl TaskSet {
         self.pending.len()
     }
 
+    pub fn pending_tasks(&self) -> &[Task] {
+        &self.pending
+    }
+
     /// Levels at which some pending task could run at all.
     fn valid(&self, level: Level) -> bool {
         self.pending.iter().any(|t| match level {

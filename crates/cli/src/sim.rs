@@ -9,7 +9,7 @@ use serde_json::Value;
 
 #[derive(clap::Args)]
 pub struct SimArgs {
-    /// A built-in workload: meituan-1k, meituan-12k, hyperscale-100k, yunikorn-10k, preempt-1k, preempt-1k-am
+    /// A built-in workload: meituan-1k, meituan-12k, hyperscale-100k, yunikorn-10k, preempt-1k, preempt-1k-am, spark-locality
     #[arg(long, conflicts_with_all = ["trace", "synth"])]
     preset: Option<String>,
     /// An SLS JSON trace (a stream of job objects)
@@ -142,7 +142,48 @@ fn num(v: &Value) -> f64 {
     v.as_f64().unwrap_or(0.0)
 }
 
+fn spark(args: &SimArgs) -> Result<ExitCode> {
+    let w = fairloom_sim::load::spark::locality_preset(args.seed);
+    let duration_ms = args.duration.map_or(600_000, |s| (s * 1000.0) as i64);
+    let report = fairloom_sim::load::spark::compare(&w, duration_ms)?;
+    if args.json {
+        crate::outln!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    crate::outln!("workload  {}", w.name);
+    crate::outln!("          {}", w.description);
+    crate::outln!(
+        "{:<10} {:>7} {:>11} {:>11} {:>11} {:>11} {:>10} {:>9}",
+        "AM",
+        "tasks",
+        "node-local",
+        "rack-local",
+        "off-switch",
+        "makespan s",
+        "executors",
+        "released"
+    );
+    for r in report["runs"].as_array().into_iter().flatten() {
+        let pct = |k: &str| format!("{:.1}%", num(&r[k]) * 100.0);
+        crate::outln!(
+            "{:<10} {:>7} {:>11} {:>11} {:>11} {:>11.0} {:>10} {:>9}",
+            r["strategy"].as_str().unwrap_or(""),
+            r["tasks"].as_u64().unwrap_or(0),
+            pct("node_local"),
+            pct("rack_local"),
+            pct("off_switch"),
+            num(&r["makespan_s"]),
+            r["executors_started"].as_u64().unwrap_or(0),
+            r["containers_released"].as_u64().unwrap_or(0)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn run(args: &SimArgs) -> Result<ExitCode> {
+    if args.preset.as_deref() == Some("spark-locality") {
+        return spark(args);
+    }
     let (w, default_ms) = workload(args)?;
     let duration_ms = match args.duration {
         Some(s) if s > 0.0 && s.is_finite() => (s * 1000.0) as i64,

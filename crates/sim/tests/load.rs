@@ -101,3 +101,24 @@ fn yunikorn_preset_places_every_ask() {
     assert_eq!(r["allocations"], 10_000);
     assert_eq!(r["audit_mismatches"], 0);
 }
+
+#[test]
+fn locality_aware_am_runs_more_tasks_node_local_than_a_naive_one() {
+    use fairloom_sim::load::spark::{locality_preset, run, Strategy};
+    // A smaller cut of the preset: 6 apps of 60 tasks (the nodes and queues as in the preset).
+    let mut w = locality_preset(2);
+    w.apps.truncate(6);
+    for a in &mut w.apps {
+        a.tasks.truncate(60);
+        a.max_executors = 8;
+    }
+    let local = run(&w, Strategy::Locality, 400_000).unwrap();
+    let naive = run(&w, Strategy::Naive, 400_000).unwrap();
+    assert_eq!(local.tasks, 360);
+    assert_eq!(naive.tasks, 360);
+    assert_eq!((local.audit_mismatches, naive.audit_mismatches), (0, 0));
+    let share = |f: &fairloom_sim::load::spark::LocalityFigures| {
+        *f.by_level.get("node_local").unwrap_or(&0) as f64 / f.tasks as f64
+    };
+    assert!(share(&local) > share(&naive) + 0.3, "locality {:.2} vs naive {:.2}", share(&local), share(&naive));
+}

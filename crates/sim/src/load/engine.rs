@@ -49,7 +49,7 @@ pub enum SimError {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Ev {
+pub(crate) enum Ev {
     Arrival(u32),
     NodeHeartbeat(u32),
     AmHeartbeat(u32),
@@ -60,7 +60,7 @@ enum Ev {
 }
 
 /// Events by millisecond: a wheel of `SLOTS` ms, farther events wait in a heap.
-struct Wheel {
+pub(crate) struct Wheel {
     slots: Vec<Vec<Ev>>,
     far: BinaryHeap<Reverse<(i64, u64, Ev)>>,
     seq: u64,
@@ -70,11 +70,11 @@ struct Wheel {
 const SLOTS: usize = 1 << 16;
 
 impl Wheel {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self { slots: (0..SLOTS).map(|_| Vec::new()).collect(), far: BinaryHeap::new(), seq: 0, now: 0 }
     }
 
-    fn push(&mut self, at: i64, ev: Ev) {
+    pub(crate) fn push(&mut self, at: i64, ev: Ev) {
         let at = at.max(self.now);
         if at - self.now < SLOTS as i64 {
             self.slots[at as usize & (SLOTS - 1)].push(ev);
@@ -85,7 +85,7 @@ impl Wheel {
     }
 
     /// The events due at `t` (in insertion order); `t` only moves forward.
-    fn take(&mut self, t: i64) -> Vec<Ev> {
+    pub(crate) fn take(&mut self, t: i64) -> Vec<Ev> {
         self.now = t;
         while let Some(Reverse((at, _, ev))) = self.far.peek().copied() {
             if at - t >= SLOTS as i64 {
@@ -97,7 +97,7 @@ impl Wheel {
         std::mem::take(&mut self.slots[t as usize & (SLOTS - 1)])
     }
 
-    fn give_back(&mut self, t: i64, mut buf: Vec<Ev>) {
+    pub(crate) fn give_back(&mut self, t: i64, mut buf: Vec<Ev>) {
         buf.clear();
         let slot = &mut self.slots[t as usize & (SLOTS - 1)];
         if slot.is_empty() {

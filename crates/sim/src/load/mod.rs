@@ -7,6 +7,7 @@ pub mod presets;
 pub mod report;
 pub mod rng;
 pub mod sls;
+pub mod spark;
 pub mod workload;
 
 pub use engine::{SimError, SimOptions, Simulation};
