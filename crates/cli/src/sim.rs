@@ -142,8 +142,7 @@ fn num(v: &Value) -> f64 {
     v.as_f64().unwrap_or(0.0)
 }
 
-fn spark(args: &SimArgs) -> Result<ExitCode> {
-    let w = fairloom_sim::load::spark::locality_preset(args.seed);
+fn spark(args: &SimArgs, w: fairloom_sim::load::spark::SparkWorkload) -> Result<ExitCode> {
     let duration_ms = args.duration.map_or(600_000, |s| (s * 1000.0) as i64);
     let report = fairloom_sim::load::spark::compare(&w, duration_ms)?;
     if args.json {
@@ -182,7 +181,23 @@ fn spark(args: &SimArgs) -> Result<ExitCode> {
 
 pub fn run(args: &SimArgs) -> Result<ExitCode> {
     if args.preset.as_deref() == Some("spark-locality") {
-        return spark(args);
+        return spark(args, fairloom_sim::load::spark::locality_preset(args.seed));
+    }
+    if let Some(trace) = &args.trace {
+        let text = read(trace)?;
+        if fairloom_sim::load::sls::is_spark_trace(&text) {
+            let allocations = read(args.allocations.as_ref().ok_or_else(|| anyhow!("--allocations is required"))?)?;
+            let properties = match &args.properties {
+                Some(p) => {
+                    fairloom_config::parse_site_xml(&read(p)?).map_err(|e| e.in_file(p.display().to_string()))?
+                }
+                None => Default::default(),
+            };
+            let nodes = args.nodes.as_ref().map(read).transpose()?;
+            let w = fairloom_sim::load::sls::spark_from_trace(&text, nodes.as_deref(), &allocations, properties)
+                .map_err(|e| anyhow!("{}: {e}", trace.display()))?;
+            return spark(args, w);
+        }
     }
     let (w, default_ms) = workload(args)?;
     let duration_ms = match args.duration {

@@ -116,8 +116,11 @@ pub fn from_trace(
         let id = text(job, "job.id").map_or_else(|| format!("job_{}", index + 1), str::to_string);
         let at = format!("job {id} (line {line})");
         let am_type = text(job, "yarn.sls.am.type").unwrap_or("mapreduce");
+        if am_type == "spark" {
+            return Err(format!("{at}: a trace with spark jobs runs as a Spark comparison, and cannot mix spark with other AM types yet"));
+        }
         if !matches!(am_type, "mapreduce" | "dag") {
-            return Err(format!("{at}: AM type '{am_type}' is not supported yet (mapreduce and dag are)"));
+            return Err(format!("{at}: AM type '{am_type}' is not supported yet (mapreduce, dag and spark are)"));
         }
         let start = long(job, "job.start.ms", &at)?.ok_or_else(|| format!("{at}: job.start.ms is missing"))?;
         let tasks =
@@ -200,6 +203,90 @@ pub fn from_trace(
         allocations: allocations.to_string(),
         properties,
         max_outstanding: None,
+    })
+}
+
+/// True when every job of the trace has `yarn.sls.am.type: spark`.
+pub fn is_spark_trace(trace: &str) -> bool {
+    stream(trace)
+        .is_ok_and(|jobs| !jobs.is_empty() && jobs.iter().all(|(_, j)| text(j, "yarn.sls.am.type") == Some("spark")))
+}
+
+/// A trace of spark jobs as Spark-like apps: each task prefers the host it ran on in the
+/// trace; executors take the tasks' container size, one task per executor core.
+pub fn spark_from_trace(
+    trace: &str,
+    nodes: Option<&str>,
+    allocations: &str,
+    properties: Properties,
+) -> Result<super::spark::SparkWorkload, String> {
+    use super::spark::{SparkApp, SparkTask, SparkWorkload};
+    let mut hosts: BTreeMap<String, String> = BTreeMap::new();
+    let mut apps = Vec::new();
+    for (index, (line, job)) in stream(trace)?.iter().enumerate() {
+        let id = text(job, "job.id").map_or_else(|| format!("job_{}", index + 1), str::to_string);
+        let at = format!("job {id} (line {line})");
+        let start = long(job, "job.start.ms", &at)?.ok_or_else(|| format!("{at}: job.start.ms is missing"))?;
+        let list =
+            job.get("job.tasks").and_then(Value::as_array).ok_or_else(|| format!("{at}: job.tasks must be a list"))?;
+        let mut tasks = Vec::new();
+        let mut executor = Resource::new(TASK_MEMORY, TASK_VCORES);
+        for (t, task) in list.iter().enumerate() {
+            let task = task.as_object().ok_or_else(|| format!("{at}: task {t} must be an object"))?;
+            let tat = format!("{at}, task {t}");
+            let duration = match (long(task, "container.duration.ms", &tat)?, long(task, "duration.ms", &tat)?) {
+                (Some(d), _) | (None, Some(d)) => d,
+                (None, None) => {
+                    match (long(task, "container.start.ms", &tat)?, long(task, "container.end.ms", &tat)?) {
+                        (Some(s), Some(e)) => e - s,
+                        _ => return Err(format!("{tat}: no duration")),
+                    }
+                }
+            };
+            executor = Resource::new(
+                long(task, "container.memory", &tat)?.unwrap_or(TASK_MEMORY),
+                long(task, "container.vcores", &tat)?.unwrap_or(TASK_VCORES),
+            );
+            let preferred: Vec<String> = text(task, "container.host")
+                .map(split_host)
+                .map(|(rack, host)| {
+                    hosts.entry(host.clone()).or_insert(rack);
+                    vec![host]
+                })
+                .unwrap_or_default();
+            let count = long(task, "count", &tat)?.unwrap_or(1).max(0);
+            for _ in 0..count {
+                tasks.push(SparkTask { hosts: preferred.clone(), duration_ms: duration.max(0) });
+            }
+        }
+        let cores = executor.vcores().max(1) as u32;
+        apps.push(SparkApp {
+            name: id,
+            queue: text(job, "job.queue.name").unwrap_or("default").to_string(),
+            arrival_ms: start,
+            executor,
+            cores_per_executor: cores,
+            max_executors: long(job, "spark.dynamicAllocation.maxExecutors", &at)?.unwrap_or(1_000) as u32,
+            tasks,
+        });
+    }
+    let nodes = match nodes {
+        Some(text) => parse_nodes(text).map_err(|e| format!("nodes file: {e}"))?,
+        None => hosts
+            .into_iter()
+            .map(|(host, rack)| NodeDef { name: host, rack, resource: Resource::new(NM_MEMORY, NM_VCORES) })
+            .collect(),
+    };
+    if nodes.is_empty() {
+        return Err("no nodes: give a nodes file or a trace with container.host".to_string());
+    }
+    Ok(SparkWorkload {
+        name: "sls-spark-trace".to_string(),
+        description: format!("SLS trace: {} spark jobs on {} nodes", apps.len(), nodes.len()),
+        nodes,
+        apps,
+        allocations: allocations.to_string(),
+        properties,
     })
 }
 
