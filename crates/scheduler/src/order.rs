@@ -248,16 +248,41 @@ impl FairScheduler {
         }
     }
 
-    /// After an update: demand (and size-based weights) changed; re-place whatever moved.
+    /// After an update: demand (and size-based weights) changed, usage did not; re-place
+    /// only the apps whose key moved, then every queue children first (a child always has a
+    /// higher id than its parent), each once.
     pub(crate) fn refresh_all_keys(&mut self) {
         for i in 0..self.apps.len() {
-            if self.apps[i].queue.is_some() {
-                self.refresh_app(AppId(i as u32));
+            let a = AppId(i as u32);
+            let Some(leaf) = self.apps[i].queue else { continue };
+            let desired = self.desired_app_key(a);
+            let current = self.apps[i].order_key;
+            if desired != current {
+                if let Some(old) = current {
+                    self.q_mut(leaf).members.remove(&old);
+                }
+                if let Some(k) = desired {
+                    self.q_mut(leaf).members.insert(k);
+                }
+                self.apps[i].order_key = desired;
             }
         }
-        for i in 0..self.queues.len() {
-            if !self.queues[i].removed {
-                self.refresh_path(QueueId(i as u32));
+        for i in (0..self.queues.len()).rev() {
+            let q = QueueId(i as u32);
+            let Some(parent) = self.q(q).parent else { continue };
+            if self.q(q).removed {
+                continue;
+            }
+            let desired = self.desired_queue_key(q);
+            let current = self.q(q).order_key;
+            if desired != current {
+                if let Some(old) = current {
+                    self.q_mut(parent).members.remove(&old);
+                }
+                if let Some(k) = desired {
+                    self.q_mut(parent).members.insert(k);
+                }
+                self.q_mut(q).order_key = desired;
             }
         }
     }
