@@ -193,15 +193,8 @@ impl FairScheduler {
         let Some(leaf) = self.apps[a.index()].queue else { return };
         let desired = self.desired_app_key(a);
         let current = self.apps[a.index()].order_key;
-        if desired != current {
-            if let Some(old) = current {
-                self.q_mut(leaf).members.remove(&old);
-            }
-            if let Some(k) = desired {
-                self.q_mut(leaf).members.insert(k);
-            }
-            self.apps[a.index()].order_key = desired;
-        }
+        self.replace_member(leaf, current, desired);
+        self.apps[a.index()].order_key = desired;
         // The leaf's and its ancestors' usage may have moved even when the app's key did not.
         self.refresh_path(leaf);
     }
@@ -235,16 +228,23 @@ impl FairScheduler {
         while let Some(parent) = self.q(q).parent {
             let desired = self.desired_queue_key(q);
             let current = self.q(q).order_key;
-            if desired != current {
-                if let Some(old) = current {
-                    self.q_mut(parent).members.remove(&old);
-                }
-                if let Some(k) = desired {
-                    self.q_mut(parent).members.insert(k);
-                }
-                self.q_mut(q).order_key = desired;
-            }
+            self.replace_member(parent, current, desired);
+            self.q_mut(q).order_key = desired;
             q = parent;
+        }
+    }
+
+    /// Move a member of `owner`'s set from its `current` key to `desired` (either may be none).
+    fn replace_member(&mut self, owner: QueueId, current: Option<OrderKey>, desired: Option<OrderKey>) {
+        if desired == current {
+            return;
+        }
+        let set = &mut self.q_mut(owner).members;
+        if let Some(old) = current {
+            set.remove(&old);
+        }
+        if let Some(k) = desired {
+            set.insert(k);
         }
     }
 
@@ -257,15 +257,8 @@ impl FairScheduler {
             let Some(leaf) = self.apps[i].queue else { continue };
             let desired = self.desired_app_key(a);
             let current = self.apps[i].order_key;
-            if desired != current {
-                if let Some(old) = current {
-                    self.q_mut(leaf).members.remove(&old);
-                }
-                if let Some(k) = desired {
-                    self.q_mut(leaf).members.insert(k);
-                }
-                self.apps[i].order_key = desired;
-            }
+            self.replace_member(leaf, current, desired);
+            self.apps[i].order_key = desired;
         }
         for i in (0..self.queues.len()).rev() {
             let q = QueueId(i as u32);
@@ -275,15 +268,8 @@ impl FairScheduler {
             }
             let desired = self.desired_queue_key(q);
             let current = self.q(q).order_key;
-            if desired != current {
-                if let Some(old) = current {
-                    self.q_mut(parent).members.remove(&old);
-                }
-                if let Some(k) = desired {
-                    self.q_mut(parent).members.insert(k);
-                }
-                self.q_mut(q).order_key = desired;
-            }
+            self.replace_member(parent, current, desired);
+            self.q_mut(q).order_key = desired;
         }
     }
 

@@ -102,6 +102,32 @@ fn text_field<'a>(m: &'a Map<String, Value>, key: &str, at: &str) -> Result<&'a 
     text(m, key).ok_or_else(|| format!("{at}: '{key}' is missing or not a string"))
 }
 
+/// SLS's precedence: `container.duration.ms`, else `duration.ms`, else end − start.
+fn task_duration(task: &Map<String, Value>, at: &str) -> Result<i64, String> {
+    match (long(task, "container.duration.ms", at)?, long(task, "duration.ms", at)?) {
+        (Some(d), _) | (None, Some(d)) => Ok(d),
+        (None, None) => match (long(task, "container.start.ms", at)?, long(task, "container.end.ms", at)?) {
+            (Some(s), Some(e)) => Ok(e - s),
+            _ => Err(format!("{at}: no duration (container.duration.ms, duration.ms or start and end)")),
+        },
+    }
+}
+
+/// The nodes file's nodes, or else the trace's hosts with SLS's default size.
+fn trace_nodes(nodes: Option<&str>, hosts: BTreeMap<String, String>) -> Result<Vec<NodeDef>, String> {
+    let nodes = match nodes {
+        Some(text) => parse_nodes(text).map_err(|e| format!("nodes file: {e}"))?,
+        None => hosts
+            .into_iter()
+            .map(|(host, rack)| NodeDef { name: host, rack, resource: Resource::new(NM_MEMORY, NM_VCORES) })
+            .collect(),
+    };
+    if nodes.is_empty() {
+        return Err("no nodes: give a nodes file or a trace with container.host".to_string());
+    }
+    Ok(nodes)
+}
+
 /// An SLS JSON trace. Without a nodes file, the nodes are the trace's hosts (SLS's default).
 pub fn from_trace(
     trace: &str,
@@ -129,21 +155,7 @@ pub fn from_trace(
         for (t, task) in tasks.iter().enumerate() {
             let task = task.as_object().ok_or_else(|| format!("{at}: task {t} must be an object"))?;
             let tat = format!("{at}, task {t}");
-            let duration = match (long(task, "container.duration.ms", &tat)?, long(task, "duration.ms", &tat)?) {
-                (Some(d), _) | (None, Some(d)) => d,
-                (None, None) => {
-                    let s = long(task, "container.start.ms", &tat)?;
-                    let e = long(task, "container.end.ms", &tat)?;
-                    match (s, e) {
-                        (Some(s), Some(e)) => e - s,
-                        _ => {
-                            return Err(format!(
-                                "{tat}: no duration (container.duration.ms, duration.ms or start and end)"
-                            ))
-                        }
-                    }
-                }
-            };
+            let duration = task_duration(task, &tat)?;
             if duration < 0 {
                 return Err(format!("{tat}: negative duration {duration} ms"));
             }
@@ -185,16 +197,7 @@ pub fn from_trace(
             stages,
         });
     }
-    let nodes = match nodes {
-        Some(text) => parse_nodes(text).map_err(|e| format!("nodes file: {e}"))?,
-        None => hosts
-            .into_iter()
-            .map(|(host, rack)| NodeDef { name: host, rack, resource: Resource::new(NM_MEMORY, NM_VCORES) })
-            .collect(),
-    };
-    if nodes.is_empty() {
-        return Err("no nodes: give a nodes file or a trace with container.host".to_string());
-    }
+    let nodes = trace_nodes(nodes, hosts)?;
     Ok(Workload {
         name: "sls-trace".to_string(),
         description: format!("SLS trace: {} jobs on {} nodes", apps.len(), nodes.len()),
@@ -234,15 +237,7 @@ pub fn spark_from_trace(
         for (t, task) in list.iter().enumerate() {
             let task = task.as_object().ok_or_else(|| format!("{at}: task {t} must be an object"))?;
             let tat = format!("{at}, task {t}");
-            let duration = match (long(task, "container.duration.ms", &tat)?, long(task, "duration.ms", &tat)?) {
-                (Some(d), _) | (None, Some(d)) => d,
-                (None, None) => {
-                    match (long(task, "container.start.ms", &tat)?, long(task, "container.end.ms", &tat)?) {
-                        (Some(s), Some(e)) => e - s,
-                        _ => return Err(format!("{tat}: no duration")),
-                    }
-                }
-            };
+            let duration = task_duration(task, &tat)?;
             executor = Resource::new(
                 long(task, "container.memory", &tat)?.unwrap_or(TASK_MEMORY),
                 long(task, "container.vcores", &tat)?.unwrap_or(TASK_VCORES),
@@ -270,16 +265,7 @@ pub fn spark_from_trace(
             tasks,
         });
     }
-    let nodes = match nodes {
-        Some(text) => parse_nodes(text).map_err(|e| format!("nodes file: {e}"))?,
-        None => hosts
-            .into_iter()
-            .map(|(host, rack)| NodeDef { name: host, rack, resource: Resource::new(NM_MEMORY, NM_VCORES) })
-            .collect(),
-    };
-    if nodes.is_empty() {
-        return Err("no nodes: give a nodes file or a trace with container.host".to_string());
-    }
+    let nodes = trace_nodes(nodes, hosts)?;
     Ok(SparkWorkload {
         name: "sls-spark-trace".to_string(),
         description: format!("SLS trace: {} spark jobs on {} nodes", apps.len(), nodes.len()),
