@@ -31,11 +31,13 @@ impl FairScheduler {
         // The switches are read once per scheduling pass.
         self.walk = self.props.optimizations;
         // Room freed by preemption goes to the app it was freed for, first.
+        let t0 = self.clock_ns();
         self.assign_preempted(node, now, &mut decisions);
         let mut valid_reservation = false;
         if let Some(r) = self.nodes[node.index()].reservation {
             valid_reservation = self.assign_reserved(r, node, now, &mut decisions);
         }
+        self.phases.reservations_ns += self.clock_ns().saturating_sub(t0);
         if !valid_reservation {
             let max_to_assign = self.nodes[node.index()].unallocated().multiply_truncate(0.5);
             let mut count = 0u32;
@@ -161,15 +163,29 @@ impl FairScheduler {
     }
 
     fn assign_queue(&mut self, id: QueueId, node: NodeId, now: Millis, out: &mut Vec<Decision>) -> Assigned {
-        if self.nodes[node.index()].reservation.is_some() || !self.walk_usage(id).fits_in(&self.max_share(id)) {
+        let t0 = self.clock_ns();
+        let blocked =
+            self.nodes[node.index()].reservation.is_some() || !self.walk_usage(id).fits_in(&self.max_share(id));
+        self.phases.precheck_ns += self.clock_ns().saturating_sub(t0);
+        if blocked {
             return Assigned::None;
+        }
+        if !self.q(id).leaf {
+            self.phases.parents_visited += 1;
+            let q = self.q(id);
+            self.phases.children_skipped +=
+                (q.children.len() - q.children.iter().filter(|&&c| !self.q(c).members.is_empty()).count()) as u64;
         }
         if self.walk.ordering == Ordering::Incremental && self.order_exact {
             // Members in order, resumed after the one just tried: nothing moves while a child
             // fails, and the walk stops at the first that assigns or reserves.
             let leaf = self.q(id).leaf;
             let mut cursor = None;
-            while let Some(key) = self.next_member(id, cursor.as_ref()) {
+            loop {
+                let t0 = self.clock_ns();
+                let next = self.next_member(id, cursor.as_ref());
+                self.phases.ordering_ns += self.clock_ns().saturating_sub(t0);
+                let Some(key) = next else { break };
                 let member = Self::member_id(&key);
                 let r = if leaf {
                     self.assign_app(AppId(member), node, now, out)
@@ -184,14 +200,20 @@ impl FairScheduler {
             return Assigned::None;
         }
         if self.q(id).leaf {
-            for app in self.apps_with_demand(id) {
+            let t0 = self.clock_ns();
+            let apps = self.apps_with_demand(id);
+            self.phases.ordering_ns += self.clock_ns().saturating_sub(t0);
+            for app in apps {
                 let r = self.assign_app(app, node, now, out);
                 if r != Assigned::None {
                     return r;
                 }
             }
         } else {
-            for child in self.ordered_children(id) {
+            let t0 = self.clock_ns();
+            let children = self.ordered_children(id);
+            self.phases.ordering_ns += self.clock_ns().saturating_sub(t0);
+            for child in children {
                 let r = self.assign_queue(child, node, now, out);
                 if r != Assigned::None {
                     return r;
@@ -246,10 +268,12 @@ impl FairScheduler {
     }
 
     fn assign_app(&mut self, app: AppId, node: NodeId, now: Millis, out: &mut Vec<Decision>) -> Assigned {
-        if self.over_am_share_limit(app) {
-            return Assigned::None;
-        }
-        self.assign_app_on(app, node, false, now, out)
+        self.phases.apps_tried += 1;
+        let t0 = self.clock_ns();
+        let r =
+            if self.over_am_share_limit(app) { Assigned::None } else { self.assign_app_on(app, node, false, now, out) };
+        self.phases.assignment_ns += self.clock_ns().saturating_sub(t0);
+        r
     }
 
     /// YARN's `hasContainerForNode`: an outstanding ask at this key that locality allows on

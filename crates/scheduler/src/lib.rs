@@ -10,6 +10,7 @@ pub mod audit;
 pub mod fair_share;
 pub mod ids;
 mod order;
+pub mod phases;
 mod placement;
 pub mod policy;
 pub mod preempt;

@@ -84,7 +84,6 @@ pub struct Counters {
     pub heartbeats: u64,
 }
 
-#[derive(Clone)]
 pub struct FairScheduler {
     pub(crate) props: SchedulerProperties,
     pub(crate) alloc: AllocationFile,
@@ -113,6 +112,8 @@ pub struct FairScheduler {
     /// Preemption kills waiting for `waitTimeBeforeKill`.
     pub(crate) kills: Vec<crate::preempt::PendingKill>,
     pub preemption: crate::preempt::PreemptionCounters,
+    pub phases: crate::phases::PhaseTimes,
+    pub(crate) phase_clock: Option<Box<dyn crate::phases::PhaseClock>>,
     pub counters: Counters,
 }
 
@@ -148,6 +149,8 @@ impl FairScheduler {
             walk: fairloom_config::Optimizations::ALL_ON,
             kills: Vec::new(),
             preemption: Default::default(),
+            phases: Default::default(),
+            phase_clock: None,
             counters: Counters::default(),
         };
         let root_policy = alloc.queues[0].scheduling_policy.unwrap_or(alloc.default_scheduling_policy);
@@ -863,5 +866,51 @@ impl FairScheduler {
             }
             q = queue.parent;
         }
+    }
+}
+
+impl Clone for FairScheduler {
+    /// A copy of the state (the dry run's); the phase clock stays with the original.
+    fn clone(&self) -> Self {
+        Self {
+            props: self.props.clone(),
+            alloc: self.alloc.clone(),
+            placement: self.placement.clone(),
+            types: self.types,
+            queues: self.queues.clone(),
+            queue_index: self.queue_index.clone(),
+            apps: self.apps.clone(),
+            nodes: self.nodes.clone(),
+            node_index: self.node_index.clone(),
+            containers: self.containers.clone(),
+            free_containers: self.free_containers.clone(),
+            locations: self.locations.clone(),
+            rack_sizes: self.rack_sizes.clone(),
+            cluster: self.cluster,
+            live_nodes: self.live_nodes,
+            users: self.users.clone(),
+            groups: self.groups.clone(),
+            cluster_timestamp: self.cluster_timestamp,
+            warnings: self.warnings.clone(),
+            order_exact: self.order_exact,
+            walk: self.walk,
+            kills: self.kills.clone(),
+            preemption: self.preemption.clone(),
+            phases: self.phases.clone(),
+            phase_clock: None,
+            counters: self.counters.clone(),
+        }
+    }
+}
+
+impl FairScheduler {
+    /// Time the walk's phases with the driver's clock (counters are kept regardless).
+    pub fn set_phase_clock(&mut self, clock: Box<dyn crate::phases::PhaseClock>) {
+        self.phase_clock = Some(clock);
+    }
+
+    #[inline]
+    pub(crate) fn clock_ns(&self) -> u64 {
+        self.phase_clock.as_ref().map_or(0, |c| c.now_ns())
     }
 }

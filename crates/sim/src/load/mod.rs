@@ -15,9 +15,22 @@ pub use workload::{AppDef, NodeDef, Stage, TaskGroup, Workload};
 
 /// Run a workload and return the `--json` figures.
 pub fn simulate(w: &Workload, opts: SimOptions, seed: u64) -> Result<serde_json::Value, SimError> {
+    let timed = opts.phase_timers;
     let mut sim = Simulation::new(w, opts)?;
     sim.run();
     let counters = sim.scheduler().counters.clone();
     let preemption = sim.scheduler().preemption.clone();
-    Ok(sim.metrics.to_json(&w.name, &w.description, seed, &counters, &preemption))
+    let phases = sim.scheduler().phases.clone();
+    let mut report = sim.metrics.to_json(&w.name, &w.description, seed, &counters, &preemption);
+    let secs = |ns: u64| timed.then_some(ns as f64 / 1e9);
+    report["core_phases"] = serde_json::json!({
+        "reservations_seconds": secs(phases.reservations_ns),
+        "precheck_seconds": secs(phases.precheck_ns),
+        "ordering_seconds": secs(phases.ordering_ns),
+        "assignment_seconds": secs(phases.assignment_ns),
+        "parents_visited": phases.parents_visited,
+        "children_skipped": phases.children_skipped,
+        "apps_tried": phases.apps_tried,
+    });
+    Ok(report)
 }
