@@ -5,6 +5,7 @@
 //! `&mut self`. Ordering is total everywhere (ties break by start time, then by name), so
 //! the same events always give the same decisions.
 
+mod apps;
 mod assign;
 pub mod audit;
 pub mod fair_share;
