@@ -172,9 +172,9 @@ impl FairScheduler {
         }
         if !self.q(id).leaf {
             self.phases.parents_visited += 1;
+            // Children with no pending demand are exactly those outside the members set.
             let q = self.q(id);
-            self.phases.children_skipped +=
-                (q.children.len() - q.children.iter().filter(|&&c| !self.q(c).members.is_empty()).count()) as u64;
+            self.phases.children_skipped += q.children.len().saturating_sub(q.members.len()) as u64;
         }
         if self.walk.ordering == Ordering::Incremental && self.order_exact {
             // Members in order, resumed after the one just tried: nothing moves while a child
