@@ -170,41 +170,36 @@ impl Calculator {
 
     /// `compare(cluster, lhs, rhs)`: all dominant-share rows compared, largest first.
     pub fn compare(self, cluster: &Resource, lhs: &Resource, rhs: &Resource, types: usize) -> Ordering {
-        match self {
-            Self::Memory => lhs.memory().cmp(&rhs.memory()),
-            Self::Dominant => {
-                if lhs == rhs {
-                    return Ordering::Equal;
-                }
-                if (0..types).any(|i| cluster.get(i) == 0) {
-                    return compare_without_cluster(lhs, rhs, types);
-                }
-                let mut l: Vec<f64> = (0..types).map(|i| lhs.get(i) as f64 / cluster.get(i) as f64).collect();
-                let mut r: Vec<f64> = (0..types).map(|i| rhs.get(i) as f64 / cluster.get(i) as f64).collect();
-                l.sort_by(f64::total_cmp);
-                r.sort_by(f64::total_cmp);
-                let diff = l.iter().zip(&r).rev().map(|(x, y)| x - y).find(|d| *d != 0.0).unwrap_or(0.0);
-                signum(diff)
-            }
-        }
+        self.compare_with(cluster, lhs, rhs, types, false)
     }
 
     /// `compare(cluster, lhs, rhs, singleType=true)`: dominant shares only.
     pub fn compare_dominant_only(self, cluster: &Resource, lhs: &Resource, rhs: &Resource, types: usize) -> Ordering {
-        match self {
-            Self::Memory => lhs.memory().cmp(&rhs.memory()),
-            Self::Dominant => {
-                if lhs == rhs {
-                    return Ordering::Equal;
-                }
-                if (0..types).any(|i| cluster.get(i) == 0) {
-                    return compare_without_cluster(lhs, rhs, types);
-                }
-                let max =
-                    |r: &Resource| (0..types).map(|i| r.get(i) as f64 / cluster.get(i) as f64).fold(0.0, f64::max);
-                signum(max(lhs) - max(rhs))
-            }
+        self.compare_with(cluster, lhs, rhs, types, true)
+    }
+
+    /// YARN's `compare(cluster, lhs, rhs, singleType)`.
+    fn compare_with(self, cluster: &Resource, lhs: &Resource, rhs: &Resource, types: usize, single: bool) -> Ordering {
+        if self == Self::Memory {
+            return lhs.memory().cmp(&rhs.memory());
         }
+        if lhs == rhs {
+            return Ordering::Equal;
+        }
+        if (0..types).any(|i| cluster.get(i) == 0) {
+            return compare_without_cluster(lhs, rhs, types);
+        }
+        let shares =
+            |r: &Resource| -> Vec<f64> { (0..types).map(|i| r.get(i) as f64 / cluster.get(i) as f64).collect() };
+        let (mut l, mut r) = (shares(lhs), shares(rhs));
+        if single {
+            let max = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+            return signum(max(&l) - max(&r));
+        }
+        l.sort_by(f64::total_cmp);
+        r.sort_by(f64::total_cmp);
+        let diff = l.iter().zip(&r).rev().map(|(x, y)| x - y).find(|d| *d != 0.0).unwrap_or(0.0);
+        signum(diff)
     }
 
     /// YARN's `isUsageBelowShare`.
