@@ -67,6 +67,8 @@ pub struct Queue {
     pub max_share: Resource,
     /// Last time the leaf was not starved for its min share.
     pub last_time_at_min_share: Millis,
+    /// What the last instantaneous split of this queue's share read (see `update`).
+    pub share_signature: Vec<u64>,
 }
 
 impl Queue {

@@ -126,6 +126,7 @@ impl FairScheduler {
             order_rank: 0,
             max_share: Resource::none(),
             last_time_at_min_share: 0,
+            share_signature: Vec::new(),
         });
         let m = self.resolve_max_share(id);
         self.q_mut(id).max_share = m;

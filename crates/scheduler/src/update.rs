@@ -57,9 +57,53 @@ impl FairScheduler {
         }
     }
 
+    /// Forget what the last splits read, so the next update recomputes every share (a check
+    /// that skipping unchanged splits changes nothing).
+    pub fn clear_share_cache(&mut self) {
+        for q in &mut self.queues {
+            q.share_signature.clear();
+        }
+    }
+
+    /// Everything the instantaneous split of `id`'s share reads: the same signature means the
+    /// same result, so the split can be skipped.
+    fn share_signature(&self, id: QueueId) -> Vec<u64> {
+        let q = self.q(id);
+        let mut sig = vec![q.policy as u64];
+        sig.extend(q.fair_share.to_array().iter().map(|&x| x as u64));
+        if q.leaf {
+            for &a in &q.runnable_apps {
+                sig.push(a.0 as u64);
+                sig.push(self.app_weight(a).to_bits() as u64);
+                sig.push(self.apps[a.index()].start_time as u64);
+            }
+        } else {
+            for &c in &q.children {
+                let child = self.q(c);
+                sig.push(c.0 as u64);
+                sig.push(child.settings.weight.to_bits() as u64);
+                sig.push(u64::from(child.is_active()));
+                sig.extend(child.settings.min_share.to_array().iter().map(|&x| x as u64));
+                sig.extend(child.max_share.to_array().iter().map(|&x| x as u64));
+            }
+        }
+        sig
+    }
+
     fn recompute_shares(&mut self, id: QueueId) {
         let total = self.q(id).fair_share;
         let policy = self.q(id).policy;
+        let sig = self.share_signature(id);
+        if sig == self.q(id).share_signature {
+            // Nothing the split reads has changed: the shares below are as they were.
+            if !self.q(id).leaf {
+                for c in self.q(id).children.clone() {
+                    self.recompute_shares(c);
+                }
+            }
+            return;
+        }
+        self.q_mut(id).share_signature = sig;
         if self.q(id).leaf {
             let apps = self.q(id).runnable_apps.clone();
             if apps.is_empty() {

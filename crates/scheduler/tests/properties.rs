@@ -162,6 +162,16 @@ fn run(config: usize, assign_multiple: bool, mode: usize, events: &[Event]) -> R
             Event::Update => {
                 s.update(now);
                 check_sibling_shares(&s, ROOT)?;
+                // Skipping unchanged splits must give the shares a full recomputation gives.
+                let mut fresh = s.clone();
+                fresh.clear_share_cache();
+                fresh.update(now);
+                for (id, q) in s.queues() {
+                    prop_assert_eq!(q.fair_share, fresh.queue(id).fair_share, "queue {}", q.name);
+                }
+                for (id, a) in s.apps() {
+                    prop_assert_eq!(a.fair_share, fresh.app(id).fair_share, "app {}", a.name);
+                }
             }
             Event::Reload(c) => {
                 let props = s.properties().clone();
