@@ -239,7 +239,7 @@ impl Resource {
         self.map(|x| x.saturating_mul(count))
     }
 
-    /// True if any component is non-zero and every component is ≥ 0.
+    /// True if some component is greater than 0.
     pub fn any_positive(&self) -> bool {
         self.v.iter().any(|&x| x > 0)
     }
@@ -257,9 +257,7 @@ impl Resource {
     fn map(self, f: impl Fn(i64) -> i64) -> Self {
         let mut out = self;
         for x in out.v.iter_mut() {
-            if *x != 0 {
-                *x = f(*x);
-            }
+            *x = f(*x);
         }
         out
     }

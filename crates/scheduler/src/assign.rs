@@ -558,7 +558,7 @@ impl FairScheduler {
         now: Millis,
         out: &mut Vec<Decision>,
     ) -> Option<Resource> {
-        self.walk = self.props.optimizations;
+        // Called from `node_update`, which has already read this pass's switches.
         match self.assign_app(app, node, now, out) {
             Assigned::Container(r) => Some(r),
             Assigned::None | Assigned::Reserved => None,

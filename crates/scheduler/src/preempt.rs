@@ -7,7 +7,6 @@ use fairloom_model::{Millis, Resource};
 
 use crate::ids::{AppId, ContainerId, NodeId, QueueId};
 use crate::policy::Calculator;
-use crate::state::AppState;
 use crate::FairScheduler;
 
 /// Exit status of a container killed by preemption (YARN's ContainerExitStatus.PREEMPTED).
@@ -103,13 +102,14 @@ impl FairScheduler {
     /// Both gates: preemption on, and utilization (the larger of memory and vcores) strictly
     /// above the threshold.
     pub(crate) fn preemption_gate(&self) -> bool {
-        if !self.props.preemption {
-            return false;
-        }
+        self.props.preemption && (self.props.preemption_utilization_threshold as f64) < self.cluster_utilization()
+    }
+
+    /// The larger of memory and vcore utilization of the cluster.
+    fn cluster_utilization(&self) -> f64 {
         let used = self.q(crate::tree::ROOT).usage;
         let ratio = |u: i64, c: i64| if c > 0 { u as f64 / c as f64 } else { 0.0 };
-        let utilization = ratio(used.memory(), self.cluster.memory()).max(ratio(used.vcores(), self.cluster.vcores()));
-        (self.props.preemption_utilization_threshold as f64) < utilization
+        ratio(used.memory(), self.cluster.memory()).max(ratio(used.vcores(), self.cluster.vcores()))
     }
 
     /// What the next update's preemption would do at `now`, and why, without doing it: the
@@ -170,9 +170,7 @@ impl FairScheduler {
     }
 
     fn gate_explanation(&self) -> String {
-        let used = self.q(crate::tree::ROOT).usage;
-        let ratio = |u: i64, c: i64| if c > 0 { u as f64 / c as f64 } else { 0.0 };
-        let utilization = ratio(used.memory(), self.cluster.memory()).max(ratio(used.vcores(), self.cluster.vcores()));
+        let utilization = self.cluster_utilization();
         let threshold = self.props.preemption_utilization_threshold;
         match (self.props.preemption, (threshold as f64) < utilization) {
             (false, _) => "preemption is off (yarn.scheduler.fair.preemption=false): no starvation is tracked".to_string(),
@@ -596,8 +594,7 @@ impl FairScheduler {
         let list = std::mem::take(&mut self.nodes[node.index()].preempted_for);
         let mut keep = Vec::new();
         for (app, amount) in list {
-            let alive = self.apps[app.index()].is_alive() && self.apps[app.index()].state != AppState::Rejected;
-            if !alive || !self.is_starved(app) {
+            if !self.apps[app.index()].is_alive() || !self.is_starved(app) {
                 continue;
             }
             keep.push((app, amount));

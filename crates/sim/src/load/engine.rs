@@ -348,7 +348,7 @@ impl<'w> Simulation<'w> {
             }
         }
         let mut asks = Vec::new();
-        let keys: Vec<Key> = want.keys().chain(app.outstanding.keys()).copied().collect();
+        let keys: std::collections::BTreeSet<Key> = want.keys().chain(app.outstanding.keys()).copied().collect();
         for key in keys {
             let desired = want.get(&key).copied().unwrap_or(0);
             let current = app.outstanding.get(&key).copied().unwrap_or(0);

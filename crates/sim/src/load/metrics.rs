@@ -122,14 +122,14 @@ impl Metrics {
         let ratio = |u: i64, c: i64| if c > 0 { u as f64 / c as f64 } else { 0.0 };
         let mut pending = Resource::none();
         let mut valid_pending = false;
-        for (_, q) in s.queues().filter(|(_, q)| q.leaf) {
+        for (id, q) in s.queues().filter(|(_, q)| q.leaf) {
             let mut leaf_pending = Resource::none();
             for &a in &q.runnable_apps {
                 leaf_pending.add_assign(s.app(a).pending);
             }
             pending.add_assign(leaf_pending);
             // Meituan's valid pending: min(queue pending, queue max).
-            let max = s.max_share(s.queue_id(&q.name).expect("listed queue"));
+            let max = s.max_share(id);
             if leaf_pending.componentwise_min(max).any_positive() {
                 valid_pending = true;
             }
