@@ -193,18 +193,14 @@ impl FairScheduler {
             for leaf in leaves {
                 self.update_starved_apps(leaf, now, &mut starved);
             }
-            // YARN's starved-app queue takes the app whose starvation fits in the other's first.
-            starved.sort_by(|&a, &b| {
-                let (sa, sb) = (self.starvation(a), self.starvation(b));
-                if sa.fits_in(&sb) && !sb.fits_in(&sa) {
-                    std::cmp::Ordering::Less
-                } else if sb.fits_in(&sa) && !sa.fits_in(&sb) {
-                    std::cmp::Ordering::Greater
-                } else {
-                    std::cmp::Ordering::Equal
-                }
-            });
-            starved.dedup();
+            // An app starved for both fair and min share is listed twice; YARN's starved-app
+            // queue holds it once.
+            let mut seen = std::collections::BTreeSet::new();
+            starved.retain(|&a| seen.insert(a));
+            // YARN's queue takes the app whose starvation fits in the other's first. "Fits in"
+            // is only a partial order (and sorting needs a total one), so the order is its
+            // lexicographic extension, then the app id.
+            starved.sort_by_key(|&a| (self.starvation(a).to_array(), a));
             if let Some(plan) = plan.as_deref_mut() {
                 for &app in &starved {
                     plan.starved.push(self.explain_starved(app, now));
