@@ -370,15 +370,9 @@ impl FairScheduler {
         for node in self.apps[app.index()].reserved_nodes.clone() {
             self.unreserve(app, node);
         }
-        let old_path: Vec<QueueId> = self.path_to_root(old).collect();
-        for q in old_path {
-            self.q_mut(q).usage.sub_assign(usage);
-        }
+        self.charge_path(old, usage, false);
         self.apps[app.index()].queue = Some(target);
-        let new_path: Vec<QueueId> = self.path_to_root(target).collect();
-        for q in new_path {
-            self.q_mut(q).usage.add_assign(usage);
-        }
+        self.charge_path(target, usage, true);
         if now_runnable {
             self.q_mut(target).runnable_apps.push(app);
             if !was_runnable {
