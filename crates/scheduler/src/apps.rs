@@ -71,6 +71,9 @@ impl FairScheduler {
             pending: Resource::none(),
             usage: Resource::none(),
             demand: Resource::none(),
+            demand_counted: Resource::none(),
+            demand_counted_in: None,
+            demand_dirty: false,
             fair_share: Resource::none(),
             live: Vec::new(),
             next_container_seq: 1,
@@ -101,6 +104,7 @@ impl FairScheduler {
             return id;
         }
         self.apps[id.index()].queue = Some(queue);
+        self.touch_demand(id);
         match self.runnable_block(queue, user) {
             None => {
                 self.q_mut(queue).runnable_apps.push(id);
@@ -209,6 +213,7 @@ impl FairScheduler {
                 }
             }
         }
+        self.touch_demand(app);
         Ok(())
     }
 
@@ -248,6 +253,7 @@ impl FairScheduler {
             self.charge_path(q, resource, false);
             self.refresh_app(app);
         }
+        self.touch_demand(app);
     }
 
     /// The most recently allocated live non-AM containers of `app` (on `node` if given).
@@ -290,6 +296,7 @@ impl FairScheduler {
         a.wait = None;
         let user = a.user.clone();
         self.refresh_app(app);
+        self.touch_demand(app);
         if was_runnable {
             self.untrack_runnable(app);
             self.update_runnability_on_app_removal(&user, queue);
@@ -397,6 +404,7 @@ impl FairScheduler {
         }
         self.refresh_app(app);
         self.refresh_path(old);
+        self.touch_demand(app);
         if was_runnable {
             self.update_runnability_on_app_removal(&user, old);
         }

@@ -543,6 +543,7 @@ impl FairScheduler {
             if any.count > 0 {
                 any.count -= 1;
                 a.pending.sub_assign(e.capability);
+                self.touch_demand(app);
             }
         }
     }

@@ -276,6 +276,8 @@ impl FairScheduler {
     /// Rebuild every set from scratch (after a reload, a tree change or a cluster change).
     pub(crate) fn rebuild_order(&mut self) {
         self.order_exact = true;
+        self.demand_full = true;
+        self.shares_stale = true;
         let mut names: Vec<(String, QueueId)> = self.queues().map(|(id, q)| (q.name.clone(), id)).collect();
         names.sort();
         for (rank, (_, id)) in names.into_iter().enumerate() {

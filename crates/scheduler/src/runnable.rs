@@ -39,6 +39,7 @@ impl FairScheduler {
             (a.queue.expect("a tracked app has a queue"), a.user.clone())
         };
         self.users.entry(user).or_default().runnable += 1;
+        self.shares_stale = true;
         let path: Vec<QueueId> = self.path_to_root(queue).collect();
         for q in path {
             self.q_mut(q).runnable_count += 1;
@@ -53,6 +54,7 @@ impl FairScheduler {
         if let Some(u) = self.users.get_mut(&user) {
             u.runnable -= 1;
         }
+        self.shares_stale = true;
         let path: Vec<QueueId> = self.path_to_root(queue).collect();
         for q in path {
             self.q_mut(q).runnable_count -= 1;

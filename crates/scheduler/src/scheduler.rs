@@ -109,6 +109,13 @@ pub struct FairScheduler {
     pub(crate) order_exact: bool,
     /// The optimisation switches of the current scheduling pass.
     pub(crate) walk: fairloom_config::Optimizations,
+    /// Apps whose usage or pending changed since the last update (see `update`).
+    pub(crate) demand_dirty_apps: Vec<AppId>,
+    /// The next update recomputes every demand (the tree, max shares or the cluster changed).
+    pub(crate) demand_full: bool,
+    /// Something an instantaneous split reads (runnable apps, the tree, settings, max shares,
+    /// app weights) changed since the last update.
+    pub(crate) shares_stale: bool,
     /// Preemption kills waiting for `waitTimeBeforeKill`.
     pub(crate) kills: Vec<crate::preempt::PendingKill>,
     pub preemption: crate::preempt::PreemptionCounters,
@@ -147,6 +154,9 @@ impl FairScheduler {
             warnings: Vec::new(),
             order_exact: true,
             walk: fairloom_config::Optimizations::ALL_ON,
+            demand_dirty_apps: Vec::new(),
+            demand_full: true,
+            shares_stale: true,
             kills: Vec::new(),
             preemption: Default::default(),
             phases: Default::default(),
@@ -307,6 +317,7 @@ impl FairScheduler {
         }
         self.charge_path(queue, resource, true);
         self.refresh_app(app);
+        self.touch_demand(app);
         id
     }
 
@@ -442,6 +453,9 @@ impl Clone for FairScheduler {
             warnings: self.warnings.clone(),
             order_exact: self.order_exact,
             walk: self.walk,
+            demand_dirty_apps: self.demand_dirty_apps.clone(),
+            demand_full: self.demand_full,
+            shares_stale: self.shares_stale,
             kills: self.kills.clone(),
             preemption: self.preemption.clone(),
             phases: self.phases.clone(),

@@ -54,6 +54,9 @@ pub struct Queue {
     pub runnable_count: u32,
     pub usage: Resource,
     pub demand: Resource,
+    /// Σ of the children's (or apps') demands before the max-share cap, kept between
+    /// updates so a changed app moves only its own path.
+    pub demand_sum: Resource,
     pub am_usage: Resource,
     pub fair_share: Resource,
     pub steady_fair_share: Resource,
@@ -167,6 +170,11 @@ pub struct App {
     pub usage: Resource,
     /// Usage plus pending at the last update (YARN caches demand between updates).
     pub demand: Resource,
+    /// The demand this app contributes to `demand_counted_in`'s `demand_sum`.
+    pub demand_counted: Resource,
+    pub demand_counted_in: Option<QueueId>,
+    /// Usage or pending changed since the last update (the app is in the dirty list).
+    pub demand_dirty: bool,
     pub fair_share: Resource,
     /// Live containers (unordered: each container's `seq` gives allocation order).
     pub live: Vec<ContainerId>,

@@ -127,11 +127,13 @@ impl FairScheduler {
             max_share: Resource::none(),
             last_time_at_min_share: 0,
             share_signature: Vec::new(),
+            demand_sum: Resource::none(),
         });
         let m = self.resolve_max_share(id);
         self.q_mut(id).max_share = m;
         if let Some(p) = parent {
             self.q_mut(p).children.push(id);
+            self.shares_stale = true;
         }
         self.queue_index.insert(name.to_string(), id);
         id
@@ -151,6 +153,7 @@ impl FairScheduler {
         let name = self.q(id).name.clone();
         self.queue_index.remove(&name);
         self.q_mut(id).removed = true;
+        self.shares_stale = true;
         if let Some(p) = self.q(id).parent {
             self.q_mut(p).children.retain(|&c| c != id);
         }
@@ -276,6 +279,7 @@ impl FairScheduler {
             for &(id, p) in &desired {
                 self.q_mut(id).policy = p;
             }
+            self.shares_stale = true;
         } else {
             self.warnings.push(
                 "scheduling policy violation in the allocation file: every queue keeps its old policy".to_string(),
@@ -354,6 +358,7 @@ impl FairScheduler {
         let q = self.q_mut(id);
         q.settings = settings;
         q.reservable = reservable;
+        self.shares_stale = true;
         for c in self.q(id).children.clone() {
             self.reinit_settings(c);
         }
@@ -373,6 +378,9 @@ impl FairScheduler {
 
     /// Resolve every queue's max share again (the cluster or the configuration changed).
     pub(crate) fn refresh_max_shares(&mut self) {
+        // Demands are capped by max shares, and shares are split within them.
+        self.demand_full = true;
+        self.shares_stale = true;
         for i in 0..self.queues.len() {
             let m = self.resolve_max_share(QueueId(i as u32));
             self.queues[i].max_share = m;

@@ -20,12 +20,108 @@ impl FairScheduler {
     pub(crate) fn update_with(&mut self, now: Millis, plan: Option<&mut crate::preempt::PreemptionPlan>) {
         self.counters.updates += 1;
         self.tidy_queues();
-        self.update_demand(ROOT);
-        self.q_mut(ROOT).fair_share = self.cluster;
-        self.recompute_shares(ROOT);
+        let moved = self.refresh_demand();
+        // Size-based weights follow demand.
+        let weights_moved = self.props.size_based_weight && moved.as_ref().is_none_or(|m| !m.is_empty());
+        if self.shares_stale || weights_moved || self.q(ROOT).fair_share != self.cluster {
+            self.shares_stale = false;
+            self.q_mut(ROOT).fair_share = self.cluster;
+            self.recompute_shares(ROOT);
+        }
         // Demand (and, with size-based weight, app weights) changed: re-place what moved.
-        self.refresh_all_keys();
+        match moved {
+            Some(apps) => {
+                for a in apps {
+                    self.refresh_app(a);
+                }
+            }
+            None => self.refresh_all_keys(),
+        }
         self.preempt_with(now, plan);
+    }
+
+    /// Note that `app`'s usage or pending changed: its demand is taken again at the next update.
+    #[inline]
+    pub(crate) fn touch_demand(&mut self, app: AppId) {
+        let a = &mut self.apps[app.index()];
+        if !a.demand_dirty {
+            a.demand_dirty = true;
+            self.demand_dirty_apps.push(app);
+        }
+    }
+
+    /// Demand as YARN's `updateDemand` leaves it: each app's usage plus pending, summed up the
+    /// tree and capped by max shares. Only apps touched since the last update are looked at,
+    /// each moving its own path; the whole tree is summed again after a structural change.
+    /// Returns the apps whose demand moved, or `None` when every key may have.
+    fn refresh_demand(&mut self) -> Option<Vec<AppId>> {
+        let dirty = std::mem::take(&mut self.demand_dirty_apps);
+        for &a in &dirty {
+            self.apps[a.index()].demand_dirty = false;
+        }
+        if !self.demand_full {
+            let mut moved = Vec::new();
+            let mut exact = true;
+            for &a in &dirty {
+                let app = &self.apps[a.index()];
+                let (place, value) = match app.queue {
+                    Some(q) if app.is_alive() => (Some(q), app.usage.saturating_add(app.pending)),
+                    _ => (None, Resource::none()),
+                };
+                let (was_in, was) = (app.demand_counted_in, app.demand_counted);
+                if place == was_in && value == was {
+                    continue;
+                }
+                if app.is_alive() {
+                    self.apps[a.index()].demand = value;
+                }
+                if let Some(q) = was_in {
+                    exact &= self.shift_demand(q, was, Resource::none());
+                }
+                if let Some(q) = place {
+                    exact &= self.shift_demand(q, Resource::none(), value);
+                }
+                let app = &mut self.apps[a.index()];
+                app.demand_counted_in = place;
+                app.demand_counted = value;
+                moved.push(a);
+            }
+            if exact {
+                return Some(moved);
+            }
+        }
+        self.demand_full = false;
+        for app in &mut self.apps {
+            app.demand_counted_in = None;
+            app.demand_counted = Resource::none();
+        }
+        self.update_demand(ROOT);
+        None
+    }
+
+    /// Move `leaf`'s demand from `old` to `new` (one app's share of it) and pass the change of
+    /// each capped demand up. False when a sum saturated: only a full pass is exact then.
+    fn shift_demand(&mut self, leaf: QueueId, old: Resource, new: Resource) -> bool {
+        let (mut id, mut old, mut new) = (leaf, old, new);
+        loop {
+            let max = self.max_share(id);
+            let q = self.q_mut(id);
+            let sum = q.demand_sum.saturating_sub(old).saturating_add(new);
+            if sum.to_array().iter().any(|&x| x == i64::MAX || x < 0) {
+                return false;
+            }
+            q.demand_sum = sum;
+            let capped = sum.componentwise_min(max);
+            if capped == q.demand {
+                return true;
+            }
+            (old, new) = (q.demand, capped);
+            q.demand = capped;
+            match q.parent {
+                Some(p) => id = p,
+                None => return true,
+            }
+        }
     }
 
     fn update_demand(&mut self, id: QueueId) -> Resource {
@@ -36,6 +132,8 @@ impl FairScheduler {
             for a in apps {
                 let app = &mut self.apps[a.index()];
                 app.demand = app.usage.saturating_add(app.pending);
+                app.demand_counted = app.demand;
+                app.demand_counted_in = Some(id);
                 demand.add_assign(app.demand);
             }
         } else {
@@ -44,7 +142,9 @@ impl FairScheduler {
             }
         }
         let capped = demand.componentwise_min(self.max_share(id));
-        self.q_mut(id).demand = capped;
+        let q = self.q_mut(id);
+        q.demand_sum = demand;
+        q.demand = capped;
         capped
     }
 
@@ -57,9 +157,11 @@ impl FairScheduler {
         }
     }
 
-    /// Forget what the last splits read, so the next update recomputes every share (a check
-    /// that skipping unchanged splits changes nothing).
-    pub fn clear_share_cache(&mut self) {
+    /// Forget what the last update kept, so the next one recomputes every demand and share (a
+    /// check that the incremental paths change nothing).
+    pub fn clear_caches(&mut self) {
+        self.demand_full = true;
+        self.shares_stale = true;
         for q in &mut self.queues {
             q.share_signature.clear();
         }

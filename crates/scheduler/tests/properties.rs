@@ -160,17 +160,22 @@ fn run(config: usize, assign_multiple: bool, mode: usize, events: &[Event]) -> R
                 }
             }
             Event::Update => {
-                s.update(now);
-                check_sibling_shares(&s, ROOT)?;
-                // Skipping unchanged splits must give the shares a full recomputation gives.
+                // Incremental demand and skipped splits must give what a full recomputation gives
+                // (the same update on a copy that has forgotten what the last one kept).
                 let mut fresh = s.clone();
-                fresh.clear_share_cache();
+                fresh.clear_caches();
+                s.update(now);
                 fresh.update(now);
+                check_sibling_shares(&s, ROOT)?;
                 for (id, q) in s.queues() {
+                    prop_assert_eq!(q.demand, fresh.queue(id).demand, "queue {} demand", q.name);
                     prop_assert_eq!(q.fair_share, fresh.queue(id).fair_share, "queue {}", q.name);
+                    prop_assert_eq!(q.order_key, fresh.queue(id).order_key, "queue {} order", q.name);
                 }
                 for (id, a) in s.apps() {
+                    prop_assert_eq!(a.demand, fresh.app(id).demand, "app {} demand", a.name);
                     prop_assert_eq!(a.fair_share, fresh.app(id).fair_share, "app {}", a.name);
+                    prop_assert_eq!(a.order_key, fresh.app(id).order_key, "app {} order", a.name);
                 }
             }
             Event::Reload(c) => {
