@@ -75,7 +75,7 @@ impl FairScheduler {
             demand_counted_in: None,
             demand_dirty: false,
             fair_share: Resource::none(),
-            live: Vec::new(),
+            live: Default::default(),
             next_container_seq: 1,
             reserved_nodes: Vec::new(),
             wait: None,
@@ -234,20 +234,14 @@ impl FairScheduler {
         let c = &mut self.containers[container.index()];
         c.alive = false;
         c.exit_status = Some(exit_status);
-        let (app, node, resource, app_slot, node_slot) = (c.app, c.node, c.resource, c.app_slot, c.node_slot);
-        // Swap-remove from the node's and the app's lists, fixing the slot of the one moved.
+        let (app, node, resource) = (c.app, c.node, c.resource);
+        self.container_gen[container.index()] += 1;
         let n = &mut self.nodes[node.index()];
         n.allocated.sub_assign(resource);
-        n.containers.swap_remove(node_slot as usize);
-        if let Some(&moved) = n.containers.get(node_slot as usize) {
-            self.containers[moved.index()].node_slot = node_slot;
-        }
+        n.containers.note_ended(&self.container_gen);
         let a = &mut self.apps[app.index()];
         a.usage.sub_assign(resource);
-        a.live.swap_remove(app_slot as usize);
-        if let Some(&moved) = a.live.get(app_slot as usize) {
-            self.containers[moved.index()].app_slot = app_slot;
-        }
+        a.live.note_ended(&self.container_gen);
         self.free_containers.push(container);
         if let Some(q) = self.apps[app.index()].queue {
             self.charge_path(q, resource, false);
@@ -258,10 +252,8 @@ impl FairScheduler {
 
     /// The most recently allocated live non-AM containers of `app` (on `node` if given).
     pub fn latest_containers(&self, app: AppId, count: usize, node: Option<NodeId>) -> Vec<ContainerId> {
-        let mut live: Vec<ContainerId> = self.apps[app.index()]
-            .live
-            .iter()
-            .copied()
+        let mut live: Vec<ContainerId> = self
+            .app_containers(app)
             .filter(|&c| {
                 let c = &self.containers[c.index()];
                 !c.is_am && node.is_none_or(|n| c.node == n)
@@ -278,7 +270,7 @@ impl FairScheduler {
         if !self.apps[app.index()].is_alive() {
             return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
         }
-        for c in self.apps[app.index()].live.clone() {
+        for c in self.app_containers(app).collect::<Vec<_>>() {
             self.finish_container(c, -100);
         }
         for node in self.apps[app.index()].reserved_nodes.clone() {

@@ -2,7 +2,7 @@
 
 use fairloom_model::Resource;
 
-use crate::ids::{AppId, QueueId};
+use crate::ids::{AppId, NodeId, QueueId};
 use crate::state::AppState;
 use crate::FairScheduler;
 
@@ -57,6 +57,8 @@ impl FairScheduler {
             let id = AppId(i as u32);
             check(&mut out, || format!("app {} usage", a.name), a.usage, app_usage[i]);
             check(&mut out, || format!("app {} live containers", a.name), a.live.len(), app_count[i]);
+            let listed = self.app_containers(id).filter(|c| self.containers[c.index()].app == id).count();
+            check(&mut out, || format!("app {} container list", a.name), listed, app_count[i]);
             let pending = a
                 .requests
                 .iter()
@@ -96,6 +98,9 @@ impl FairScheduler {
             cluster.add_assign(n.total);
             check(&mut out, || format!("node {} allocated", n.name), n.allocated, node_alloc[i]);
             check(&mut out, || format!("node {} containers", n.name), n.containers.len(), node_count[i]);
+            let id = NodeId(i as u32);
+            let listed = self.node_containers(id).filter(|c| self.containers[c.index()].node == id).count();
+            check(&mut out, || format!("node {} container list", n.name), listed, node_count[i]);
         }
         check(&mut out, || "cluster resource".to_string(), self.cluster, cluster);
         let mut user_runnable: std::collections::HashMap<&str, i32> = std::collections::HashMap::new();

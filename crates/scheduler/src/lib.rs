@@ -10,6 +10,8 @@ mod assign;
 pub mod audit;
 pub mod fair_share;
 pub mod ids;
+pub mod live;
+pub mod members;
 mod order;
 pub mod phases;
 mod placement;

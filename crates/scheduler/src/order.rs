@@ -1,7 +1,7 @@
 //! Child ordering kept up to date incrementally.
 //!
 //! Each queue keeps the children that have pending demand (child queues of a parent,
-//! runnable apps of a leaf) in a `BTreeSet`, keyed by a total-order encoding of its
+//! runnable apps of a leaf) in a sorted [`Members`](crate::members::Members) array, keyed by a total-order encoding of its
 //! policy's comparator plus the tie-breaks. A key depends only on the child's own
 //! aggregates (usage, cached demand, min share, weight, start time, name) and, under drf,
 //! the cluster: an allocation moves the keys on one root-to-leaf path, O(depth · log fan-out),
@@ -12,8 +12,6 @@
 //! YARN's comparator is not transitive there (see the policy tests), so no total order can
 //! match it. Keys that would hold NaN (drf with a zero-weight queue, or a cluster with a
 //! zero resource) switch the walk to sorting until the next rebuild.
-
-use std::collections::BTreeSet;
 
 use fairloom_model::{Resource, MEMORY, VCORES};
 
@@ -30,6 +28,13 @@ pub struct OrderKey {
     start: i64,
     name: u64,
     id: u32,
+}
+
+#[cfg(test)]
+impl OrderKey {
+    pub(crate) fn for_test(v: u64, id: u32) -> Self {
+        Self { vals: [v, 0, 0, 0], start: 0, name: 0, id }
+    }
 }
 
 /// Drf over more resource types than a key holds falls back to sorting.
@@ -240,11 +245,15 @@ impl FairScheduler {
             return;
         }
         let set = &mut self.q_mut(owner).members;
-        if let Some(old) = current {
-            set.remove(&old);
-        }
-        if let Some(k) = desired {
-            set.insert(k);
+        match (current, desired) {
+            (Some(old), Some(new)) => set.replace(&old, new),
+            (Some(old), None) => {
+                set.remove(&old);
+            }
+            (None, Some(new)) => {
+                set.insert(new);
+            }
+            (None, None) => {}
         }
     }
 
@@ -284,7 +293,7 @@ impl FairScheduler {
             self.q_mut(id).order_rank = rank as u64;
         }
         for q in &mut self.queues {
-            q.members = BTreeSet::new();
+            q.members = Default::default();
             q.order_key = None;
         }
         for i in 0..self.apps.len() {
@@ -299,7 +308,7 @@ impl FairScheduler {
         let set = &self.q(q).members;
         match after {
             None => set.first().copied(),
-            Some(k) => set.range((std::ops::Bound::Excluded(k), std::ops::Bound::Unbounded)).next().copied(),
+            Some(k) => set.after(k).copied(),
         }
     }
 

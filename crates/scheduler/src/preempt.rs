@@ -464,7 +464,7 @@ impl FairScheduler {
         let reserved = n.reservation.map_or(Resource::none(), |r| r.resource);
         let mut potential = n.unallocated().sub_non_negative(reserved);
         let mut candidates: Vec<ContainerId> =
-            n.containers.iter().copied().filter(|c| !self.containers[c.index()].marked_for).collect();
+            self.node_containers(node).filter(|c| !self.containers[c.index()].marked_for).collect();
         // Running order (allocation order), AM containers at the end.
         candidates.sort_by_key(|&c| {
             let c = &self.containers[c.index()];
@@ -617,7 +617,7 @@ impl FairScheduler {
     /// for preemption and not yet killed.
     pub fn preemption_warnings(&self, app: AppId) -> Vec<ContainerId> {
         let mut marked: Vec<ContainerId> =
-            self.apps[app.index()].live.iter().copied().filter(|c| self.containers[c.index()].marked_for).collect();
+            self.app_containers(app).filter(|c| self.containers[c.index()].marked_for).collect();
         marked.sort_by_key(|c| self.containers[c.index()].seq);
         marked
     }

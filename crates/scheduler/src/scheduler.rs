@@ -97,6 +97,8 @@ pub struct FairScheduler {
     pub(crate) containers: Vec<Container>,
     /// Slots of finished containers, reused so the arena stays as large as the live set.
     pub(crate) free_containers: Vec<ContainerId>,
+    /// Per slot: moves on when its container ends (see `live`).
+    pub(crate) container_gen: Vec<u32>,
     pub(crate) locations: Locations,
     pub(crate) rack_sizes: HashMap<LocationId, u32>,
     pub(crate) cluster: Resource,
@@ -144,6 +146,7 @@ impl FairScheduler {
             node_index: HashMap::new(),
             containers: Vec::new(),
             free_containers: Vec::new(),
+            container_gen: Vec::new(),
             locations: Locations::default(),
             rack_sizes: HashMap::new(),
             cluster: Resource::none(),
@@ -236,7 +239,7 @@ impl FairScheduler {
             rack_name,
             total,
             allocated: Resource::none(),
-            containers: Vec::new(),
+            containers: Default::default(),
             reservation: None,
             removed: false,
             preempted_for: Vec::new(),
@@ -258,7 +261,7 @@ impl FairScheduler {
         if self.nodes[node.index()].removed {
             return;
         }
-        for c in self.nodes[node.index()].containers.clone() {
+        for c in self.node_containers(node).collect::<Vec<_>>() {
             self.finish_container(c, -100);
         }
         if let Some(r) = self.nodes[node.index()].reservation {
@@ -285,31 +288,22 @@ impl FairScheduler {
         priority: i32,
         is_am: bool,
     ) -> ContainerId {
-        let id = self.free_containers.pop().unwrap_or(ContainerId(self.containers.len() as u32));
+        let id = self.free_containers.pop().unwrap_or_else(|| {
+            self.container_gen.push(0);
+            ContainerId(self.containers.len() as u32)
+        });
+        let generation = self.container_gen[id.index()];
         let a = &mut self.apps[app.index()];
         let seq = a.next_container_seq;
         a.next_container_seq += 1;
         a.usage.add_assign(resource);
-        let app_slot = a.live.len() as u32;
-        a.live.push(id);
+        a.live.push(id, generation);
         let queue = a.queue.expect("an alive app has a queue");
         let n = &mut self.nodes[node.index()];
         n.allocated.add_assign(resource);
-        let node_slot = n.containers.len() as u32;
-        n.containers.push(id);
-        let container = Container {
-            app,
-            node,
-            resource,
-            priority,
-            is_am,
-            seq,
-            alive: true,
-            exit_status: None,
-            app_slot,
-            node_slot,
-            marked_for: false,
-        };
+        n.containers.push(id, generation);
+        let container =
+            Container { app, node, resource, priority, is_am, seq, alive: true, exit_status: None, marked_for: false };
         if id.index() == self.containers.len() {
             self.containers.push(container);
         } else {
@@ -345,7 +339,17 @@ impl FairScheduler {
 
     /// A container by its app and its number `N` in `APP/N`.
     pub fn container_by_seq(&self, app: AppId, seq: u32) -> Option<ContainerId> {
-        self.apps[app.index()].live.iter().copied().find(|&c| self.containers[c.index()].seq == seq)
+        self.app_containers(app).find(|&c| self.containers[c.index()].seq == seq)
+    }
+
+    /// The app's live containers.
+    pub fn app_containers(&self, app: AppId) -> impl Iterator<Item = ContainerId> + '_ {
+        self.apps[app.index()].live.iter(&self.container_gen)
+    }
+
+    /// The node's live containers.
+    pub fn node_containers(&self, node: NodeId) -> impl Iterator<Item = ContainerId> + '_ {
+        self.nodes[node.index()].containers.iter(&self.container_gen)
     }
 
     pub fn node(&self, id: NodeId) -> &Node {
@@ -443,6 +447,7 @@ impl Clone for FairScheduler {
             node_index: self.node_index.clone(),
             containers: self.containers.clone(),
             free_containers: self.free_containers.clone(),
+            container_gen: self.container_gen.clone(),
             locations: self.locations.clone(),
             rack_sizes: self.rack_sizes.clone(),
             cluster: self.cluster,

@@ -1,12 +1,12 @@
 //! The scheduler's objects: queues, applications with their requests, nodes, containers.
 //! Plain data in arenas, indexed by the dense ids of [`crate::ids`].
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use fairloom_config::{Acl, ConfigurableResource, PolicyKind};
 use fairloom_model::{ApplicationId, Millis, NodeType, Resource};
 
-use crate::ids::{AppId, ContainerId, LocationId, NodeId, QueueId};
+use crate::ids::{AppId, LocationId, NodeId, QueueId};
 use crate::order::OrderKey;
 use crate::reason::WaitReason;
 
@@ -61,7 +61,7 @@ pub struct Queue {
     pub fair_share: Resource,
     pub steady_fair_share: Resource,
     /// Children (or, in a leaf, apps) with pending demand, in the policy's order.
-    pub members: BTreeSet<OrderKey>,
+    pub members: crate::members::Members,
     /// This queue's key in its parent's `members`, while it is one.
     pub order_key: Option<OrderKey>,
     /// Rank of the name among all queue names (the tie-break).
@@ -176,8 +176,8 @@ pub struct App {
     /// Usage or pending changed since the last update (the app is in the dirty list).
     pub demand_dirty: bool,
     pub fair_share: Resource,
-    /// Live containers (unordered: each container's `seq` gives allocation order).
-    pub live: Vec<ContainerId>,
+    /// Live containers (each container's `seq` gives allocation order).
+    pub live: crate::live::LiveList,
     pub next_container_seq: u32,
     /// Nodes on which this app holds a reservation.
     pub reserved_nodes: Vec<NodeId>,
@@ -229,7 +229,7 @@ pub struct Node {
     pub rack_name: String,
     pub total: Resource,
     pub allocated: Resource,
-    pub containers: Vec<ContainerId>,
+    pub containers: crate::live::LiveList,
     pub reservation: Option<Reservation>,
     pub removed: bool,
     /// Room being freed by preemption on this node, by the starved app it is for.
@@ -255,9 +255,6 @@ pub struct Container {
     pub seq: u32,
     pub alive: bool,
     pub exit_status: Option<i32>,
-    /// Position in its app's `live` and its node's `containers` (for O(1) removal).
-    pub app_slot: u32,
-    pub node_slot: u32,
     /// Selected for preemption, waiting to be killed.
     pub marked_for: bool,
 }

@@ -144,7 +144,7 @@ fn run(config: usize, assign_multiple: bool, mode: usize, events: &[Event]) -> R
             }
             Event::Complete { app } => {
                 if let Some(&a) = pick(&apps, app) {
-                    if let Some(c) = s.app(a).live.last().copied() {
+                    if let Some(c) = s.app_containers(a).last() {
                         s.complete_container(c, 0).unwrap();
                     }
                 }
