@@ -49,7 +49,8 @@ fn allocation(c: &mut Criterion) {
             // Free one container on the next node and heartbeat that node.
             let node = nodes[i % nodes.len()];
             i += 1;
-            if let Some(c) = s.node_containers(node).next() {
+            let first = s.node_containers(node).next();
+            if let Some(c) = first {
                 s.complete_container(c, 0).unwrap();
             }
             let d = s.node_update(node, 0);
