@@ -22,12 +22,29 @@ use crate::FairScheduler;
 /// Total-order key: smaller is served first. `name` is the tie-break name as a number: a
 /// queue's rank among all queue names, or an app id's sequence in an order-preserving
 /// encoding of its digits (YARN compares `application_<ts>_<seq>` as strings).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct OrderKey {
     vals: [u64; 4],
     start: i64,
     name: u64,
     id: u32,
+}
+
+impl Ord for OrderKey {
+    /// Field by field, as a derived order would, written out: the derived one compares the
+    /// array through a loop, and this comparison is the innermost step of every re-keying.
+    #[inline]
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        let (a, b) = (&self.vals, &o.vals);
+        (a[0], a[1], a[2], a[3], self.start, self.name, self.id).cmp(&(b[0], b[1], b[2], b[3], o.start, o.name, o.id))
+    }
+}
+
+impl PartialOrd for OrderKey {
+    #[inline]
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
 }
 
 #[cfg(test)]
