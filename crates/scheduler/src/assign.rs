@@ -24,18 +24,25 @@ impl FairScheduler {
     /// Node heartbeat: assign containers on `node` by the scheduler's own rules.
     pub fn node_update(&mut self, node: NodeId, now: Millis) -> Vec<Decision> {
         let mut decisions = Vec::new();
+        self.node_update_into(node, now, &mut decisions);
+        decisions
+    }
+
+    /// [`Self::node_update`], appending to a buffer the caller reuses (a heartbeat then
+    /// allocates nothing on the heap unless a decision needs more room).
+    pub fn node_update_into(&mut self, node: NodeId, now: Millis, decisions: &mut Vec<Decision>) {
         if self.nodes[node.index()].removed {
-            return decisions;
+            return;
         }
         self.counters.heartbeats += 1;
         // The switches are read once per scheduling pass.
         self.walk = self.props.optimizations;
         // Room freed by preemption goes to the app it was freed for, first.
         let t0 = self.clock_ns();
-        self.assign_preempted(node, now, &mut decisions);
+        self.assign_preempted(node, now, decisions);
         let mut valid_reservation = false;
         if let Some(r) = self.nodes[node.index()].reservation {
-            valid_reservation = self.assign_reserved(r, node, now, &mut decisions);
+            valid_reservation = self.assign_reserved(r, node, now, decisions);
         }
         self.phases.reservations_ns += self.clock_ns().saturating_sub(t0);
         if !valid_reservation {
@@ -43,7 +50,7 @@ impl FairScheduler {
             let mut count = 0u32;
             let mut assigned = Resource::none();
             while self.nodes[node.index()].reservation.is_none() {
-                match self.assign_queue(ROOT, node, now, &mut decisions) {
+                match self.assign_queue(ROOT, node, now, decisions) {
                     Assigned::None => break,
                     Assigned::Container(r) => assigned.add_assign(r),
                     Assigned::Reserved => {}
@@ -54,7 +61,6 @@ impl FairScheduler {
                 }
             }
         }
-        decisions
     }
 
     fn should_continue_assigning(&self, containers: u32, max_to_assign: &Resource, assigned: &Resource) -> bool {

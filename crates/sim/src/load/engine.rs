@@ -156,6 +156,8 @@ pub struct Simulation<'w> {
     rack_of_host: HashMap<String, String>,
     pub metrics: Metrics,
     top_queues: Vec<QueueId>,
+    /// The heartbeat's decision buffer, reused.
+    decisions: Vec<Decision>,
 }
 
 impl<'w> Simulation<'w> {
@@ -217,6 +219,7 @@ impl<'w> Simulation<'w> {
             rack_of_host,
             metrics,
             top_queues,
+            decisions: Vec::new(),
         })
     }
 
@@ -398,16 +401,19 @@ impl<'w> Simulation<'w> {
     }
 
     fn heartbeat(&mut self, node: u32, t: i64) {
+        let mut decisions = std::mem::take(&mut self.decisions);
+        decisions.clear();
         let start = Instant::now();
-        let decisions = self.s.node_update(self.node_ids[node as usize], t);
+        self.s.node_update_into(self.node_ids[node as usize], t, &mut decisions);
         self.metrics.record(Phase::Heartbeat, start, t);
-        for d in decisions {
+        for &d in &decisions {
             match d {
                 Decision::Allocated { app, container, .. } => self.allocated(app, container, t),
                 Decision::Reserved { .. } => self.metrics.reservations += 1,
                 Decision::Unreserved { .. } => {}
             }
         }
+        self.decisions = decisions;
     }
 
     fn allocated(&mut self, app_id: AppId, container: ContainerId, t: i64) {
