@@ -84,15 +84,26 @@ impl Members {
     /// Move a member from `old` to `new`, or insert `new` if `old` is not a member. `new`
     /// must not be another member's key (keys end in a unique id).
     pub fn replace(&mut self, old: &OrderKey, new: OrderKey) {
-        let Ok(i) = self.search(old) else {
+        // The member just served is usually the first: look there before searching.
+        let found = match self.first() {
+            Some(k) if k == old => Ok(0),
+            _ => self.search(old),
+        };
+        let Ok(i) = found else {
             self.insert(new);
             return;
         };
         let slot = self.order[i];
         let slots = &self.slots;
         if new > *old {
-            // Everything after i that is still smaller than `new` moves one place left.
-            let j = i + 1 + self.order[i + 1..].partition_point(|&s| slots[s as usize] < new);
+            // Everything after i that is still smaller than `new` moves one place left. A
+            // served member often lands last: one comparison settles that.
+            let last = self.order.len() - 1;
+            let j = if i < last && slots[self.order[last] as usize] < new {
+                last + 1
+            } else {
+                i + 1 + self.order[i + 1..].partition_point(|&s| slots[s as usize] < new)
+            };
             self.order[i..j].rotate_left(1);
             self.order[j - 1] = slot;
         } else {
