@@ -115,8 +115,10 @@ pub struct FairScheduler {
     pub(crate) demand_dirty_apps: Vec<AppId>,
     /// The next update recomputes every demand (the tree, max shares or the cluster changed).
     pub(crate) demand_full: bool,
-    /// Something an instantaneous split reads (runnable apps, the tree, settings, max shares,
-    /// app weights) changed since the last update.
+    /// Something an instantaneous split reads changed since the last update: runnable apps
+    /// (`track_runnable`), max shares (`refresh_max_shares`), or the tree, policies and
+    /// settings, each change of which ends in `rebuild_order`. Size-based weights are checked
+    /// by the update itself.
     pub(crate) shares_stale: bool,
     /// Preemption kills waiting for `waitTimeBeforeKill`.
     pub(crate) kills: Vec<crate::preempt::PendingKill>,

@@ -133,7 +133,6 @@ impl FairScheduler {
         self.q_mut(id).max_share = m;
         if let Some(p) = parent {
             self.q_mut(p).children.push(id);
-            self.shares_stale = true;
         }
         self.queue_index.insert(name.to_string(), id);
         id
@@ -153,7 +152,6 @@ impl FairScheduler {
         let name = self.q(id).name.clone();
         self.queue_index.remove(&name);
         self.q_mut(id).removed = true;
-        self.shares_stale = true;
         if let Some(p) = self.q(id).parent {
             self.q_mut(p).children.retain(|&c| c != id);
         }
@@ -279,7 +277,6 @@ impl FairScheduler {
             for &(id, p) in &desired {
                 self.q_mut(id).policy = p;
             }
-            self.shares_stale = true;
         } else {
             self.warnings.push(
                 "scheduling policy violation in the allocation file: every queue keeps its old policy".to_string(),
@@ -358,7 +355,6 @@ impl FairScheduler {
         let q = self.q_mut(id);
         q.settings = settings;
         q.reservable = reservable;
-        self.shares_stale = true;
         for c in self.q(id).children.clone() {
             self.reinit_settings(c);
         }
