@@ -212,13 +212,20 @@ impl FairScheduler {
 
     /// Re-place `a` in its leaf's set, then its leaf and ancestors in theirs.
     pub(crate) fn refresh_app(&mut self, a: AppId) {
-        let Some(leaf) = self.apps[a.index()].queue else { return };
+        // The leaf's and its ancestors' usage may have moved even when the app's key did not.
+        if let Some(leaf) = self.rekey_app(a) {
+            self.refresh_path(leaf);
+        }
+    }
+
+    /// Re-place `a` in its leaf's set only; the leaf, if it has one.
+    pub(crate) fn rekey_app(&mut self, a: AppId) -> Option<QueueId> {
+        let leaf = self.apps[a.index()].queue?;
         let desired = self.desired_app_key(a);
         let current = self.apps[a.index()].order_key;
         self.replace_member(leaf, current, desired);
         self.apps[a.index()].order_key = desired;
-        // The leaf's and its ancestors' usage may have moved even when the app's key did not.
-        self.refresh_path(leaf);
+        Some(leaf)
     }
 
     /// Take `a` out of its leaf's set (before it changes queue).

@@ -31,8 +31,12 @@ impl FairScheduler {
         // Demand (and, with size-based weight, app weights) changed: re-place what moved.
         match moved {
             Some(apps) => {
-                for a in apps {
-                    self.refresh_app(a);
+                // Apps first, then each touched leaf's path once (many moved apps share one).
+                let mut leaves: Vec<QueueId> = apps.into_iter().filter_map(|a| self.rekey_app(a)).collect();
+                leaves.sort_unstable();
+                leaves.dedup();
+                for leaf in leaves {
+                    self.refresh_path(leaf);
                 }
             }
             None => self.refresh_all_keys(),
