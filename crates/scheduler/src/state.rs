@@ -203,6 +203,11 @@ impl App {
         matches!(self.state, AppState::Accepted | AppState::Running)
     }
 
+    /// What YARN's `updateDemand` takes as the app's demand now: usage plus pending.
+    pub fn current_demand(&self) -> Resource {
+        self.usage.saturating_add(self.pending)
+    }
+
     /// YARN's `getPendingDemand() = demand − usage`, non-zero in any component.
     pub fn has_pending_demand(&self) -> bool {
         !self.demand.saturating_sub(self.usage).is_none()

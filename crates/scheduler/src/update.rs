@@ -69,7 +69,7 @@ impl FairScheduler {
             for &a in &dirty {
                 let app = &self.apps[a.index()];
                 let (place, value) = match app.queue {
-                    Some(q) if app.is_alive() => (Some(q), app.usage.saturating_add(app.pending)),
+                    Some(q) if app.is_alive() => (Some(q), app.current_demand()),
                     _ => (None, Resource::none()),
                 };
                 let (was_in, was) = (app.demand_counted_in, app.demand_counted);
@@ -135,7 +135,7 @@ impl FairScheduler {
                 self.q(id).runnable_apps.iter().chain(&self.q(id).non_runnable_apps).copied().collect();
             for a in apps {
                 let app = &mut self.apps[a.index()];
-                app.demand = app.usage.saturating_add(app.pending);
+                app.demand = app.current_demand();
                 app.demand_counted = app.demand;
                 app.demand_counted_in = Some(id);
                 demand.add_assign(app.demand);
