@@ -107,6 +107,14 @@ impl FairScheduler {
         children
     }
 
+    /// Whether a max-share check has to run, given that the max shares it reads are
+    /// `bounded`. An unbounded max share admits any usage, so the check is skipped, except
+    /// under YARN 2.7's recomputed usage, whose cost the baseline is there to show.
+    #[inline]
+    fn must_check_max(&self, bounded: bool) -> bool {
+        bounded || self.walk.usage != UsageMode::Incremental
+    }
+
     /// Queue usage as the walk reads it: the incremental aggregate, or summed over the
     /// subtree's apps on every read (YARN 2.7).
     #[inline]
@@ -170,8 +178,8 @@ impl FairScheduler {
 
     fn assign_queue(&mut self, id: QueueId, node: NodeId, now: Millis, out: &mut Vec<Decision>) -> Assigned {
         let t0 = self.clock_ns();
-        let blocked =
-            self.nodes[node.index()].reservation.is_some() || !self.walk_usage(id).fits_in(&self.max_share(id));
+        let blocked = self.nodes[node.index()].reservation.is_some()
+            || (self.must_check_max(self.q(id).max_share_bounded) && !self.walk_usage(id).fits_in(&self.max_share(id)));
         self.phases.precheck_ns += self.clock_ns().saturating_sub(t0);
         if blocked {
             return Assigned::None;
@@ -302,6 +310,9 @@ impl FairScheduler {
             return false;
         }
         let queue = a.queue.expect("an alive app has a queue");
+        if !self.must_check_max(self.q(queue).path_bounded) {
+            return true;
+        }
         let over = self
             .path_to_root(queue)
             .find(|&q| !self.walk_usage(q).saturating_add(capability).fits_in(&self.max_share(q)));

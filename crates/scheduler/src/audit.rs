@@ -92,6 +92,8 @@ impl FairScheduler {
                 check(&mut out, || format!("queue {} AM usage", q.name), q.am_usage, queue_am[i]);
             }
             check(&mut out, || format!("queue {} index", q.name), self.queue_id(&q.name), Some(id));
+            let bounded = self.path_to_root(id).any(|p| self.max_share(p) != self.props.resource_types.unbounded());
+            check(&mut out, || format!("queue {} path max share bounded", q.name), q.path_bounded, bounded);
         }
         let mut cluster = Resource::none();
         for (i, n) in self.nodes.iter().enumerate().filter(|(_, n)| !n.removed) {

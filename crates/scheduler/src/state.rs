@@ -68,6 +68,11 @@ pub struct Queue {
     pub order_rank: u64,
     /// The effective max share, resolved against the current cluster.
     pub max_share: Resource,
+    /// `max_share` is finite in some type (otherwise no usage can exceed it).
+    pub max_share_bounded: bool,
+    /// This queue or an ancestor has a bounded max share: the max-share checks of an
+    /// allocation below it must run.
+    pub path_bounded: bool,
     /// Last time the leaf was not starved for its min share.
     pub last_time_at_min_share: Millis,
     /// What the last instantaneous split of this queue's share read (see `update`).

@@ -125,12 +125,14 @@ impl FairScheduler {
             order_key: None,
             order_rank: 0,
             max_share: Resource::none(),
+            max_share_bounded: true,
+            path_bounded: true,
             last_time_at_min_share: 0,
             share_signature: Vec::new(),
             demand_sum: Resource::none(),
         });
         let m = self.resolve_max_share(id);
-        self.q_mut(id).max_share = m;
+        self.set_max_share(id, m);
         if let Some(p) = parent {
             self.q_mut(p).children.push(id);
         }
@@ -377,10 +379,21 @@ impl FairScheduler {
         // Demands are capped by max shares, and shares are split within them.
         self.demand_full = true;
         self.shares_stale = true;
+        // A parent's id is below its children's, so its path flag is set first.
         for i in 0..self.queues.len() {
             let m = self.resolve_max_share(QueueId(i as u32));
-            self.queues[i].max_share = m;
+            self.set_max_share(QueueId(i as u32), m);
         }
+    }
+
+    /// Set a queue's max share and the flags that let allocations skip checking it.
+    fn set_max_share(&mut self, id: QueueId, m: Resource) {
+        let bounded = m != self.props.resource_types.unbounded();
+        let parent_bounded = self.q(id).parent.is_some_and(|p| self.q(p).path_bounded);
+        let q = self.q_mut(id);
+        q.max_share = m;
+        q.max_share_bounded = bounded;
+        q.path_bounded = bounded || parent_bounded;
     }
 
     /// The configured maximum (no min floor), resolved against the current cluster.

@@ -230,7 +230,7 @@ proptest! {
         let second = run(config, assign_multiple, 0, &events)?;
         prop_assert_eq!(&first, &second);
         // Every optimisation switch keeps YARN's decisions exactly.
-                for (mode, switches) in MODES.iter().enumerate().skip(1) {
+        for (mode, switches) in MODES.iter().enumerate().skip(1) {
             let other = run(config, assign_multiple, mode, &events)?;
             prop_assert_eq!(&first, &other, "mode {:?}", switches);
         }
