@@ -104,11 +104,12 @@ impl Members {
             } else {
                 i + 1 + self.order[i + 1..].partition_point(|&s| slots[s as usize] < new)
             };
-            self.order[i..j].rotate_left(1);
+            // One memmove: `rotate_left` on short slices moves element by element.
+            self.order.copy_within(i + 1..j, i);
             self.order[j - 1] = slot;
         } else {
             let j = self.order[..i].partition_point(|&s| slots[s as usize] < new);
-            self.order[j..=i].rotate_right(1);
+            self.order.copy_within(j..i, j + 1);
             self.order[j] = slot;
         }
         self.slots[slot as usize] = new;

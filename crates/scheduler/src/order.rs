@@ -19,24 +19,25 @@ use crate::ids::{AppId, QueueId};
 use crate::policy::PolicyKind;
 use crate::FairScheduler;
 
-/// Total-order key: smaller is served first. `name` is the tie-break name as a number: a
-/// queue's rank among all queue names, or an app id's sequence in an order-preserving
-/// encoding of its digits (YARN compares `application_<ts>_<seq>` as strings).
+/// Total-order key: smaller is served first. The policy's values are packed into `prim`
+/// (and, for drf over three types, `sec`) so that one integer comparison usually settles
+/// the order. `name` is the tie-break name as a number: a queue's rank among all queue
+/// names, or an app id's sequence in an order-preserving encoding of its digits (YARN
+/// compares `application_<ts>_<seq>` as strings).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct OrderKey {
-    vals: [u64; 4],
+    prim: u128,
+    sec: u64,
     start: i64,
     name: u64,
     id: u32,
 }
 
 impl Ord for OrderKey {
-    /// Field by field, as a derived order would, written out: the derived one compares the
-    /// array through a loop, and this comparison is the innermost step of every re-keying.
+    /// Field by field; this comparison is the innermost step of every re-keying.
     #[inline]
     fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        let (a, b) = (&self.vals, &o.vals);
-        (a[0], a[1], a[2], a[3], self.start, self.name, self.id).cmp(&(b[0], b[1], b[2], b[3], o.start, o.name, o.id))
+        (self.prim, self.sec, self.start, self.name, self.id).cmp(&(o.prim, o.sec, o.start, o.name, o.id))
     }
 }
 
@@ -50,22 +51,20 @@ impl PartialOrd for OrderKey {
 #[cfg(test)]
 impl OrderKey {
     pub(crate) fn for_test(v: u64, id: u32) -> Self {
-        Self { vals: [v, 0, 0, 0], start: 0, name: 0, id }
+        Self { prim: v as u128, sec: 0, start: 0, name: 0, id }
     }
 }
 
 /// Drf over more resource types than a key holds falls back to sorting.
 const MAX_DRF_TYPES: usize = 3;
 
-/// `f64::total_cmp` order as an unsigned integer.
+/// The bits of a non-negative, non-NaN `x`: for such values the bit patterns order as the
+/// numbers do, and the sign bit is free. `None` for anything else (the key then cannot
+/// hold it, and the walk sorts).
 #[inline]
-fn ord_bits(x: f64) -> u64 {
+fn non_negative_bits(x: f64) -> Option<u64> {
     let b = x.to_bits();
-    if b >> 63 == 1 {
-        !b
-    } else {
-        b | (1 << 63)
-    }
+    (b >> 63 == 0 && !x.is_nan()).then_some(b)
 }
 
 /// The order of YARN's zero-padded sequence string (`{:04}`) as a number: each digit in base
@@ -80,8 +79,8 @@ pub fn lexicographic_digits(n: u64) -> u64 {
     v
 }
 
-/// The sort-key values of one schedulable under `policy`; `None` if a value is NaN or the
-/// key cannot hold them.
+/// The sort-key values of one schedulable under `policy`, packed as `(prim, sec)`; `None`
+/// if a value is NaN, negative, or more than the key holds.
 fn policy_values(
     policy: PolicyKind,
     usage: &Resource,
@@ -90,19 +89,23 @@ fn policy_values(
     weight: f32,
     cluster: &Resource,
     types: usize,
-) -> Option<[u64; 4]> {
-    let mut v = [0u64; 4];
+) -> Option<(u128, u64)> {
     match policy {
-        PolicyKind::Fifo => {}
+        PolicyKind::Fifo => Some((0, 0)),
         PolicyKind::Fair => {
             let min = if min_share.memory() <= demand.memory() { *min_share } else { *demand };
             let needy = usage.memory() < min.memory();
-            // (demand stage, needy, min-share ratio, zero weight, usage / weight)
-            v[0] = (u64::from(demand.is_none()) << 1) | u64::from(!needy);
-            v[1] = if needy { ord_bits(usage.memory() as f64 / min.memory().max(1) as f64) } else { 0 };
+            // (demand stage: 2 bits, needy, min-share ratio, zero weight, usage / weight).
+            // A needy ratio is below 1, so its bits fit in 62; usage / weight fits in 63.
+            let stage = (u128::from(demand.is_none()) << 1) | u128::from(!needy);
+            let ratio = if needy { non_negative_bits(usage.memory() as f64 / min.memory().max(1) as f64)? } else { 0 };
+            if ratio >> 62 != 0 {
+                return None;
+            }
             let w = weight as f64;
-            v[2] = u64::from(w <= 0.0);
-            v[3] = ord_bits(if w > 0.0 { usage.memory() as f64 / w } else { usage.memory() as f64 });
+            let zero_weight = u128::from(w <= 0.0);
+            let used = non_negative_bits(if w > 0.0 { usage.memory() as f64 / w } else { usage.memory() as f64 })?;
+            Some(((stage << 126) | (u128::from(ratio) << 64) | (zero_weight << 63) | u128::from(used), 0))
         }
         PolicyKind::Drf if types == 2 => {
             let mem = usage.memory() as f64 / cluster.memory() as f64;
@@ -117,12 +120,8 @@ fn policy_values(
                 let s = [mem / w, cpu / w];
                 (s[dom], s[1 - dom])
             };
-            if a.is_nan() || b.is_nan() {
-                return None;
-            }
-            v[0] = u64::from(!needy);
-            v[1] = ord_bits(a);
-            v[2] = ord_bits(b);
+            let (a, b) = (non_negative_bits(a)?, non_negative_bits(b)?);
+            Some(((u128::from(!needy) << 127) | (u128::from(a) << 64) | u128::from(b), 0))
         }
         PolicyKind::Drf => {
             if types > MAX_DRF_TYPES {
@@ -140,13 +139,13 @@ fn policy_values(
             }
             rows.sort_by(|x, y| y[0].total_cmp(&x[0]));
             let needy = rows[0][2] < 1.0;
-            v[0] = u64::from(!needy);
-            for (slot, row) in v[1..].iter_mut().zip(&rows) {
-                *slot = ord_bits(if needy { row[2] } else { row[1] });
+            let mut v = [0u64; 3];
+            for (slot, row) in v.iter_mut().zip(&rows) {
+                *slot = non_negative_bits(if needy { row[2] } else { row[1] })?;
             }
+            Some(((u128::from(!needy) << 127) | (u128::from(v[0]) << 64) | u128::from(v[1]), v[2]))
         }
     }
-    Some(v)
 }
 
 impl FairScheduler {
@@ -155,7 +154,7 @@ impl FairScheduler {
         let queue = self.q(q);
         let parent = queue.parent?;
         let policy = self.q(parent).policy;
-        let vals = policy_values(
+        let (prim, sec) = policy_values(
             policy,
             &queue.usage,
             &queue.demand,
@@ -164,14 +163,14 @@ impl FairScheduler {
             &self.cluster,
             self.types,
         )?;
-        Some(OrderKey { vals, start: 0, name: queue.order_rank, id: q.0 })
+        Some(OrderKey { prim, sec, start: 0, name: queue.order_rank, id: q.0 })
     }
 
     /// The key of app `a` in its leaf's set.
     fn app_key(&self, a: AppId) -> Option<OrderKey> {
         let app = &self.apps[a.index()];
         let policy = self.q(app.queue?).policy;
-        let vals = policy_values(
+        let (prim, sec) = policy_values(
             policy,
             &app.usage,
             &app.demand,
@@ -180,14 +179,14 @@ impl FairScheduler {
             &self.cluster,
             self.types,
         )?;
-        Some(OrderKey { vals, start: app.start_time, name: app.order_rank, id: a.0 })
+        Some(OrderKey { prim, sec, start: app.start_time, name: app.order_rank, id: a.0 })
     }
 
     /// A member whose key cannot be totally ordered still has to be found by the walk (which
     /// then sorts): it is kept under its tie-breaks alone.
     fn fallback_key(&mut self, start: i64, name: u64, id: u32) -> OrderKey {
         self.order_exact = false;
-        OrderKey { vals: [0; 4], start, name, id }
+        OrderKey { prim: 0, sec: 0, start, name, id }
     }
 
     fn app_wants(&self, a: AppId) -> bool {
@@ -356,9 +355,91 @@ mod tests {
 
     #[test]
     fn float_bits_keep_order() {
-        let xs = [-f64::INFINITY, -2.5, -0.0, 0.0, 1e-9, 3.0, f64::INFINITY];
+        let xs = [0.0, 1e-300, 1e-9, 0.5, 0.999_999, 1.0, 3.0, 1e300, f64::INFINITY];
         for w in xs.windows(2) {
-            assert!(ord_bits(w[0]) < ord_bits(w[1]), "{w:?}");
+            assert!(non_negative_bits(w[0]).unwrap() < non_negative_bits(w[1]).unwrap(), "{w:?}");
+        }
+        // A needy ratio (below 1) leaves the two top bits free for the packed fair key.
+        assert!(non_negative_bits(0.999_999).unwrap() >> 62 == 0);
+        for bad in [-0.0, -1e-9, -f64::INFINITY, f64::NAN] {
+            assert_eq!(non_negative_bits(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn packed_fair_keys_order_as_the_comparator() {
+        // Stage, then needy ratio, then zero weight, then usage / weight, each deciding
+        // only when everything before it ties.
+        let types = 2;
+        let cluster = Resource::new(100_000, 100);
+        let key = |usage: i64, demand: i64, min: i64, weight: f32| {
+            policy_values(
+                PolicyKind::Fair,
+                &Resource::new(usage, 1),
+                &Resource::new(demand, 1),
+                &Resource::new(min, 0),
+                weight,
+                &cluster,
+                types,
+            )
+            .unwrap()
+        };
+        let ordered = [
+            key(0, 4096, 4096, 1.0),    // needy, ratio 0
+            key(1024, 4096, 4096, 1.0), // needy, ratio 0.25
+            key(3072, 4096, 4096, 1.0), // needy, ratio 0.75
+            key(0, 4096, 0, 2.0),       // not needy, usage 0
+            key(2048, 4096, 0, 2.0),    // usage / weight 1024
+            key(2048, 4096, 0, 1.0),    // usage / weight 2048
+            key(1_000_000, 4096, 0, 1.0),
+            key(0, 4096, 0, 0.0), // zero weight sorts after every weighted one
+        ];
+        for w in ordered.windows(2) {
+            assert!(w[0] < w[1], "{w:?}");
+        }
+        assert_eq!(
+            policy_values(
+                PolicyKind::Fair,
+                &Resource::new(-1, 0),
+                &Resource::new(4096, 1),
+                &Resource::none(),
+                1.0,
+                &cluster,
+                types
+            ),
+            None
+        );
+    }
+
+    proptest::proptest! {
+        /// The packed key orders two schedulables exactly as the policy's comparator does,
+        /// wherever the key can hold them (the walk sorts otherwise).
+        #[test]
+        fn keys_order_as_the_comparator(
+            x in (0i64..6, 0i64..6, 0i64..4, 0i64..4, 0i64..4, 0i64..4, 0u8..3, 0u8..3),
+            y in (0i64..6, 0i64..6, 0i64..4, 0i64..4, 0i64..4, 0i64..4, 0u8..3, 0u8..3),
+            p in 0usize..3,
+        ) {
+            use crate::policy::{compare, SchedView};
+            let policy = [PolicyKind::Fair, PolicyKind::Drf, PolicyKind::Fifo][p];
+            let cluster = Resource::new(8, 8);
+            let view = |t: (i64, i64, i64, i64, i64, i64, u8, u8), name: &'static str| SchedView {
+                usage: Resource::new(t.0 * 512, t.1),
+                // The documented exception: a (0 MB, n vcores) demand (see the module doc).
+                demand: Resource::new(t.2 * 512, if t.2 == 0 { 0 } else { t.3 }),
+                min_share: Resource::new(t.4 * 512, t.5),
+                weight: t.6 as f32,
+                start_time: t.7 as i64,
+                name,
+            };
+            let (a, b) = (view(x, "a"), view(y, "b"));
+            let key = |v: &SchedView<'_>, rank: u64, id: u32| {
+                policy_values(policy, &v.usage, &v.demand, &v.min_share, v.weight, &cluster, 2)
+                    .map(|(prim, sec)| OrderKey { prim, sec, start: v.start_time, name: rank, id })
+            };
+            if let (Some(ka), Some(kb)) = (key(&a, 0, 0), key(&b, 1, 1)) {
+                proptest::prop_assert_eq!(ka.cmp(&kb), compare(policy, &a, &b, &cluster, 2), "{:?} {:?}", ka, kb);
+            }
         }
     }
 }
