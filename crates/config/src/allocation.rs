@@ -4,7 +4,7 @@
 //! elements at the top level and inside queues are errors (a typo must not silently change
 //! shares); inside `<queuePlacementPolicy>` non-rule elements are ignored, as YARN does.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use fairloom_model::{Resource, ResourceTypes, UNBOUNDED};
 use roxmltree::Node;
@@ -135,6 +135,10 @@ pub struct AllocationFile {
     pub reservation_policy: Option<String>,
     pub reservation_planner: Option<String>,
     pub warnings: Vec<String>,
+    /// Position in `queues` by path, kept by the loader (a lookup per queue would otherwise
+    /// scan, which is quadratic when a 10,000-queue file is applied). After editing `queues`
+    /// by hand, call [`AllocationFile::reindex`].
+    path_index: HashMap<String, usize>,
 }
 
 impl Default for AllocationFile {
@@ -155,13 +159,19 @@ impl Default for AllocationFile {
             reservation_policy: None,
             reservation_planner: None,
             warnings: Vec::new(),
+            path_index: HashMap::from([("root".to_string(), 0)]),
         }
     }
 }
 
 impl AllocationFile {
     pub fn queue(&self, path: &str) -> Option<&QueueConfig> {
-        self.queues.iter().find(|q| q.path == path)
+        self.path_index.get(path).and_then(|&i| self.queues.get(i)).filter(|q| q.path == path)
+    }
+
+    /// Rebuild the path index from `queues`.
+    pub fn reindex(&mut self) {
+        self.path_index = self.queues.iter().enumerate().map(|(i, q)| (q.path.clone(), i)).collect();
     }
 }
 
@@ -235,6 +245,7 @@ impl Loader<'_> {
             self.out.queues[0] = q;
             0
         } else {
+            self.out.path_index.insert(path.clone(), self.out.queues.len());
             self.out.queues.push(q);
             self.out.queues.len() - 1
         };
@@ -384,6 +395,22 @@ mod tests {
 
     fn load(text: &str) -> Result<AllocationFile> {
         parse_allocation_file(text, &ResourceTypes::default())
+    }
+
+    #[test]
+    fn queue_lookup_by_path_follows_the_queue_list() {
+        let mut f =
+            load(r#"<allocations><queue name="root"><queue name="a"><queue name="b"/></queue></queue></allocations>"#)
+                .unwrap();
+        assert_eq!(f.queue("root").map(|q| q.path.as_str()), Some("root"));
+        assert_eq!(f.queue("root.a.b").map(|q| q.path.as_str()), Some("root.a.b"));
+        assert!(f.queue("root.b").is_none());
+        // Edited by hand: a stale index never returns the wrong queue, and reindex finds it.
+        f.queues.swap(1, 2);
+        assert!(f.queue("root.a").is_none_or(|q| q.path == "root.a"));
+        f.reindex();
+        assert_eq!(f.queue("root.a").map(|q| q.path.as_str()), Some("root.a"));
+        assert_eq!(AllocationFile::default().queue("root").map(|q| q.path.as_str()), Some("root"));
     }
 
     #[test]
