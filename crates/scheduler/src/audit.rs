@@ -92,8 +92,10 @@ impl FairScheduler {
                 check(&mut out, || format!("queue {} AM usage", q.name), q.am_usage, queue_am[i]);
             }
             check(&mut out, || format!("queue {} index", q.name), self.queue_id(&q.name), Some(id));
-            let bounded = self.path_to_root(id).any(|p| self.max_share(p) != self.props.resource_types.unbounded());
-            check(&mut out, || format!("queue {} path max share bounded", q.name), q.path_bounded, bounded);
+            let bounded = self.is_bounded(&q.max_share);
+            check(&mut out, || format!("queue {} max share bounded", q.name), q.max_share_bounded, bounded);
+            let path_bounded = self.path_to_root(id).any(|p| self.is_bounded(&self.max_share(p)));
+            check(&mut out, || format!("queue {} path max share bounded", q.name), q.path_bounded, path_bounded);
         }
         let mut cluster = Resource::none();
         for (i, n) in self.nodes.iter().enumerate().filter(|(_, n)| !n.removed) {

@@ -386,9 +386,14 @@ impl FairScheduler {
         }
     }
 
+    /// A max share below unbounded in some type: only such a one can refuse usage.
+    pub(crate) fn is_bounded(&self, max_share: &Resource) -> bool {
+        *max_share != self.props.resource_types.unbounded()
+    }
+
     /// Set a queue's max share and the flags that let allocations skip checking it.
     fn set_max_share(&mut self, id: QueueId, m: Resource) {
-        let bounded = m != self.props.resource_types.unbounded();
+        let bounded = self.is_bounded(&m);
         let parent_bounded = self.q(id).parent.is_some_and(|p| self.q(p).path_bounded);
         let q = self.q_mut(id);
         q.max_share = m;
