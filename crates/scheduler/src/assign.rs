@@ -4,7 +4,7 @@
 use fairloom_config::{Ordering, UsageMode};
 use fairloom_model::{Millis, NodeType, Resource};
 
-use crate::ids::{AppId, NodeId, QueueId};
+use crate::ids::{AppId, ContainerId, NodeId, QueueId};
 use crate::policy::{compare, Calculator, SchedView};
 use crate::reason::WaitReason;
 use crate::scheduler::Decision;
@@ -26,6 +26,29 @@ impl FairScheduler {
         let mut decisions = Vec::new();
         self.node_update_into(node, now, &mut decisions);
         decisions
+    }
+
+    /// A NodeManager heartbeat as YARN's `nodeUpdate` takes it: the containers the node
+    /// reports finished are released first, then the node is offered to the queues. A
+    /// reported container that is not live on this node (its AM released it already, or it
+    /// was preempted) is skipped, as YARN skips a completed container it no longer knows.
+    /// Returns how many containers it released.
+    pub fn node_heartbeat_into(
+        &mut self,
+        node: NodeId,
+        completed: &[(ContainerId, i32)],
+        now: Millis,
+        decisions: &mut Vec<Decision>,
+    ) -> usize {
+        let mut released = 0;
+        for &(c, exit_status) in completed {
+            if self.containers.get(c.index()).is_some_and(|x| x.alive && x.node == node) {
+                self.finish_container(c, exit_status);
+                released += 1;
+            }
+        }
+        self.node_update_into(node, now, decisions);
+        released
     }
 
     /// [`Self::node_update`], appending to a buffer the caller reuses (a heartbeat then

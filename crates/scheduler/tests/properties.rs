@@ -24,6 +24,7 @@ enum Event {
     Submit { queue: usize, user: usize, managed: bool },
     Ask { app: usize, priority: i32, size: usize, count: i32, node_local: Option<usize> },
     Heartbeat(usize),
+    Report(usize),
     Complete { app: usize },
     Finish(usize),
     Move { app: usize, queue: usize },
@@ -39,6 +40,8 @@ fn event() -> impl Strategy<Value = Event> {
         4 => (0usize..8, 0i32..3, 0..SIZES.len(), 0i32..5, proptest::option::of(0usize..6))
             .prop_map(|(app, priority, size, count, node_local)| Event::Ask { app, priority, size, count, node_local }),
         6 => (0usize..6).prop_map(Event::Heartbeat),
+        // A heartbeat that reports the node's oldest live container finished.
+        2 => (0usize..6).prop_map(Event::Report),
         2 => (0usize..8).prop_map(|app| Event::Complete { app }),
         1 => (0usize..8).prop_map(Event::Finish),
         1 => Just(Event::Update),
@@ -140,6 +143,14 @@ fn run(config: usize, assign_multiple: bool, mode: usize, events: &[Event]) -> R
             Event::Heartbeat(n) => {
                 if let Some(id) = pick(&nodes, n).and_then(|name| s.node_id(name)) {
                     decisions.extend(s.node_update(id, now));
+                }
+            }
+            Event::Report(n) => {
+                if let Some(id) = pick(&nodes, n).and_then(|name| s.node_id(name)) {
+                    let done: Vec<_> = s.node_containers(id).take(1).map(|c| (c, 0)).collect();
+                    let mut d = Vec::new();
+                    prop_assert_eq!(s.node_heartbeat_into(id, &done, now, &mut d), done.len());
+                    decisions.extend(d);
                 }
             }
             Event::Complete { app } => {

@@ -9,7 +9,7 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, Criterion};
 use fairloom_config::{parse_allocation_file, SchedulerProperties};
 use fairloom_model::{Resource, ANY};
-use fairloom_scheduler::{Ask, Decision, FairScheduler, NodeId};
+use fairloom_scheduler::{Ask, ContainerId, Decision, FairScheduler, NodeId};
 use fairloom_sim::load::{presets, Workload};
 
 /// A scheduler with the workload's nodes full and every app asking for more.
@@ -45,16 +45,15 @@ fn allocation(c: &mut Criterion) {
     let w = presets::generate(presets::shape("meituan-12k").unwrap(), 1);
     let (mut s, nodes) = warm(&w);
     let mut i = 0usize;
+    let mut d = Vec::new();
     c.bench_function("allocation on a warm meituan-12k state", |b| {
         b.iter(|| {
-            // Free one container on the next node and heartbeat that node.
+            // The next node reports one container finished, as the simulator's heartbeats do.
             let node = nodes[i % nodes.len()];
             i += 1;
-            let first = s.node_containers(node).next();
-            if let Some(c) = first {
-                s.complete_container(c, 0).unwrap();
-            }
-            let d = s.node_update(node, 0);
+            let done: Option<(ContainerId, i32)> = s.node_containers(node).next().map(|c| (c, 0));
+            d.clear();
+            s.node_heartbeat_into(node, done.as_slice(), 0, &mut d);
             black_box(d.iter().filter(|d| matches!(d, Decision::Allocated { .. })).count())
         })
     });

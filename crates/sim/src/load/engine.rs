@@ -141,7 +141,11 @@ struct SimApp {
 
 struct SimContainer {
     id: ContainerId,
+    /// The container's number within its app: ids are reused once a container ends (say,
+    /// preempted), so the id alone does not say it is still ours.
+    seq: u32,
     app: u32,
+    node: u32,
 }
 
 pub struct Simulation<'w> {
@@ -153,6 +157,13 @@ pub struct Simulation<'w> {
     by_app_id: HashMap<AppId, u32>,
     containers: Vec<SimContainer>,
     node_ids: Vec<fairloom_scheduler::NodeId>,
+    /// The simulator's node index of each scheduler node id.
+    node_of: HashMap<fairloom_scheduler::NodeId, u32>,
+    /// Per node: containers whose run has ended, reported at the node's next heartbeat (as
+    /// YARN's NodeManager and SLS's NM simulator report them).
+    finished_on: Vec<Vec<u32>>,
+    /// The heartbeat's list of finished containers, reused.
+    completed: Vec<(ContainerId, i32)>,
     rack_of_host: HashMap<String, String>,
     pub metrics: Metrics,
     top_queues: Vec<QueueId>,
@@ -170,6 +181,8 @@ impl<'w> Simulation<'w> {
         let node_ids = s
             .add_nodes(w.nodes.iter().map(|n| (n.name.as_str(), Some(n.rack.as_str()), n.resource)))
             .map_err(|e| SimError::Workload(e.to_string()))?;
+        let node_of = node_ids.iter().enumerate().map(|(i, &id)| (id, i as u32)).collect();
+        let finished_on = vec![Vec::new(); node_ids.len()];
         let rack_of_host = w.nodes.iter().map(|n| (n.name.clone(), n.rack.clone())).collect();
         let mut wheel = Wheel::new();
         for (i, a) in w.apps.iter().enumerate() {
@@ -216,6 +229,9 @@ impl<'w> Simulation<'w> {
             by_app_id: HashMap::new(),
             containers: Vec::new(),
             node_ids,
+            node_of,
+            finished_on,
+            completed: Vec::new(),
             rack_of_host,
             metrics,
             top_queues,
@@ -258,7 +274,7 @@ impl<'w> Simulation<'w> {
                         self.wheel.push(t + self.opts.node_heartbeat_ms, ev);
                     }
                     Ev::AmHeartbeat(i) => self.am_heartbeat(i, t),
-                    Ev::Done(c) => self.done(c, t),
+                    Ev::Done(c) => self.done(c),
                     Ev::Update => {
                         let start = Instant::now();
                         self.s.update(t);
@@ -403,9 +419,20 @@ impl<'w> Simulation<'w> {
     fn heartbeat(&mut self, node: u32, t: i64) {
         let mut decisions = std::mem::take(&mut self.decisions);
         decisions.clear();
+        let finished = std::mem::take(&mut self.finished_on[node as usize]);
+        self.completed.clear();
+        let s = &self.s;
+        let ours = |c: &SimContainer| {
+            let now = s.container(c.id);
+            now.alive && now.seq == c.seq && Some(now.app) == self.apps[c.app as usize].id
+        };
+        self.completed
+            .extend(finished.iter().map(|&c| &self.containers[c as usize]).filter(|c| ours(c)).map(|c| (c.id, 0)));
         let start = Instant::now();
-        self.s.node_update_into(self.node_ids[node as usize], t, &mut decisions);
+        self.s.node_heartbeat_into(self.node_ids[node as usize], &self.completed, t, &mut decisions);
         self.metrics.record(Phase::Heartbeat, start, t);
+        // This heartbeat's allocations answer the asks as they stood before the completions
+        // it reported, which may start an app's next stage.
         for &d in &decisions {
             match d {
                 Decision::Allocated { app, container, .. } => self.allocated(app, container, t),
@@ -413,6 +440,11 @@ impl<'w> Simulation<'w> {
                 Decision::Unreserved { .. } => {}
             }
         }
+        for &c in &finished {
+            self.reported_done(c, t);
+        }
+        self.finished_on[node as usize] = finished;
+        self.finished_on[node as usize].clear();
         self.decisions = decisions;
     }
 
@@ -420,7 +452,7 @@ impl<'w> Simulation<'w> {
         self.metrics.allocated(t);
         let Some(&i) = self.by_app_id.get(&app_id) else { return };
         let c = self.s.container(container);
-        let (priority, resource, node, is_am) = (c.priority, c.resource, c.node, c.is_am);
+        let (priority, resource, node, is_am, seq) = (c.priority, c.resource, c.node, c.is_am, c.seq);
         let def = &self.w.apps[i as usize];
         let app = &mut self.apps[i as usize];
         if is_am {
@@ -464,16 +496,21 @@ impl<'w> Simulation<'w> {
         app.running += 1;
         if let Some(ms) = stage.groups[g].duration_ms {
             let idx = self.containers.len() as u32;
-            self.containers.push(SimContainer { id: container, app: i });
+            let node = self.node_of[&node];
+            self.containers.push(SimContainer { id: container, seq, app: i, node });
             self.wheel.push(t + ms, Ev::Done(idx));
         }
     }
 
-    fn done(&mut self, c: u32, t: i64) {
-        let SimContainer { id, app: i } = self.containers[c as usize];
-        let start = Instant::now();
-        let _ = self.s.complete_container(id, 0);
-        self.metrics.record(Phase::Completions, start, t);
+    /// A container's run ended: its node reports it at its next heartbeat.
+    fn done(&mut self, c: u32) {
+        let node = self.containers[c as usize].node;
+        self.finished_on[node as usize].push(c);
+    }
+
+    /// The AM learns that its container finished (its node has reported it).
+    fn reported_done(&mut self, c: u32, t: i64) {
+        let i = self.containers[c as usize].app;
         self.metrics.completions += 1;
         let app = &mut self.apps[i as usize];
         app.running -= 1;

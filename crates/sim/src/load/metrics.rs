@@ -11,13 +11,14 @@ use serde_json::{json, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
-    /// Node heartbeats: the allocation walk.
+    /// Node heartbeats: the completions they report, then the allocation walk.
     Heartbeat,
     /// The periodic update: demand and fair shares.
     Update,
     /// AM allocate() calls.
     Asks,
-    /// Container completions and releases.
+    /// Containers an AM gives back because it no longer needs them. Finished containers
+    /// arrive in heartbeats instead.
     Completions,
     /// Submissions and finishes.
     AppLifecycle,
