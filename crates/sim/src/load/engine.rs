@@ -145,7 +145,7 @@ struct SimContainer {
     /// preempted), so the id alone does not say it is still ours.
     seq: u32,
     app: u32,
-    node: u32,
+    node: fairloom_scheduler::NodeId,
 }
 
 pub struct Simulation<'w> {
@@ -157,10 +157,8 @@ pub struct Simulation<'w> {
     by_app_id: HashMap<AppId, u32>,
     containers: Vec<SimContainer>,
     node_ids: Vec<fairloom_scheduler::NodeId>,
-    /// The simulator's node index of each scheduler node id.
-    node_of: HashMap<fairloom_scheduler::NodeId, u32>,
-    /// Per node: containers whose run has ended, reported at the node's next heartbeat (as
-    /// YARN's NodeManager and SLS's NM simulator report them).
+    /// By scheduler node id: containers whose run has ended, reported at the node's next
+    /// heartbeat (as YARN's NodeManager and SLS's NM simulator report them).
     finished_on: Vec<Vec<u32>>,
     /// The heartbeat's list of finished containers, reused.
     completed: Vec<(ContainerId, i32)>,
@@ -181,8 +179,7 @@ impl<'w> Simulation<'w> {
         let node_ids = s
             .add_nodes(w.nodes.iter().map(|n| (n.name.as_str(), Some(n.rack.as_str()), n.resource)))
             .map_err(|e| SimError::Workload(e.to_string()))?;
-        let node_of = node_ids.iter().enumerate().map(|(i, &id)| (id, i as u32)).collect();
-        let finished_on = vec![Vec::new(); node_ids.len()];
+        let finished_on = vec![Vec::new(); node_ids.iter().map(|n| n.index() + 1).max().unwrap_or(0)];
         let rack_of_host = w.nodes.iter().map(|n| (n.name.clone(), n.rack.clone())).collect();
         let mut wheel = Wheel::new();
         for (i, a) in w.apps.iter().enumerate() {
@@ -229,7 +226,6 @@ impl<'w> Simulation<'w> {
             by_app_id: HashMap::new(),
             containers: Vec::new(),
             node_ids,
-            node_of,
             finished_on,
             completed: Vec::new(),
             rack_of_host,
@@ -419,7 +415,8 @@ impl<'w> Simulation<'w> {
     fn heartbeat(&mut self, node: u32, t: i64) {
         let mut decisions = std::mem::take(&mut self.decisions);
         decisions.clear();
-        let finished = std::mem::take(&mut self.finished_on[node as usize]);
+        let node = self.node_ids[node as usize];
+        let mut finished = std::mem::take(&mut self.finished_on[node.index()]);
         self.completed.clear();
         let s = &self.s;
         let ours = |c: &SimContainer| {
@@ -429,7 +426,7 @@ impl<'w> Simulation<'w> {
         self.completed
             .extend(finished.iter().map(|&c| &self.containers[c as usize]).filter(|c| ours(c)).map(|c| (c.id, 0)));
         let start = Instant::now();
-        self.s.node_heartbeat_into(self.node_ids[node as usize], &self.completed, t, &mut decisions);
+        self.s.node_heartbeat_into(node, &self.completed, t, &mut decisions);
         self.metrics.record(Phase::Heartbeat, start, t);
         // This heartbeat's allocations answer the asks as they stood before the completions
         // it reported, which may start an app's next stage.
@@ -443,8 +440,12 @@ impl<'w> Simulation<'w> {
         for &c in &finished {
             self.reported_done(c, t);
         }
-        self.finished_on[node as usize] = finished;
-        self.finished_on[node as usize].clear();
+        // Give the buffer back unless a completion arrived meanwhile (as `Wheel::give_back`).
+        finished.clear();
+        let slot = &mut self.finished_on[node.index()];
+        if slot.is_empty() {
+            *slot = finished;
+        }
         self.decisions = decisions;
     }
 
@@ -496,7 +497,6 @@ impl<'w> Simulation<'w> {
         app.running += 1;
         if let Some(ms) = stage.groups[g].duration_ms {
             let idx = self.containers.len() as u32;
-            let node = self.node_of[&node];
             self.containers.push(SimContainer { id: container, seq, app: i, node });
             self.wheel.push(t + ms, Ev::Done(idx));
         }
@@ -505,7 +505,7 @@ impl<'w> Simulation<'w> {
     /// A container's run ended: its node reports it at its next heartbeat.
     fn done(&mut self, c: u32) {
         let node = self.containers[c as usize].node;
-        self.finished_on[node as usize].push(c);
+        self.finished_on[node.index()].push(c);
     }
 
     /// The AM learns that its container finished (its node has reported it).
