@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 mod am;
 mod preempt;
+mod preempt_capacity;
 mod shares;
 mod sim;
 

@@ -64,6 +64,10 @@ pub fn run(args: &PreemptArgs) -> Result<ExitCode> {
         std::fs::read_to_string(&args.scenario).with_context(|| format!("cannot read {}", args.scenario.display()))?;
     let (s, now) = fairloom_sim::scenario::state_at(&text, args.at.as_deref())
         .map_err(|f| anyhow!("{}: the scenario did not run: {f:?}", args.scenario.display()))?;
+    let s = match s {
+        fairloom_scheduler::AnyScheduler::Fair(s) => s,
+        fairloom_scheduler::AnyScheduler::Capacity(c) => return crate::preempt_capacity::run(&c, now, args.json),
+    };
     let plan = s.preemption_dry_run(now);
     if args.json {
         crate::outln!("{}", serde_json::to_string_pretty(&to_json(&plan, now))?);

@@ -13,12 +13,18 @@ pub type Properties = BTreeMap<String, String>;
 
 /// Read a Hadoop `<configuration><property><name/><value/></property></configuration>` file.
 pub fn parse_site_xml(text: &str) -> Result<Properties> {
+    parse_site_xml_with_lines(text).map(|(props, _)| props)
+}
+
+/// [`parse_site_xml`], with the line of each property's `<name>` (for errors about values).
+pub fn parse_site_xml_with_lines(text: &str) -> Result<(Properties, BTreeMap<String, u32>)> {
     let doc = xml::parse(text)?;
     let root = doc.root_element();
     if root.tag_name().name() != "configuration" {
         return Err(xml::error_at(root, "the root element must be <configuration>"));
     }
     let mut props = Properties::new();
+    let mut lines = BTreeMap::new();
     for property in xml::elements(root) {
         if property.tag_name().name() != "property" {
             return Err(xml::error_at(property, "unknown element: only <property> may appear in <configuration>"));
@@ -27,16 +33,17 @@ pub fn parse_site_xml(text: &str) -> Result<Properties> {
         let mut value = None;
         for field in xml::elements(property) {
             match field.tag_name().name() {
-                "name" => name = Some(xml::text(field).to_string()),
+                "name" => name = Some((xml::text(field).to_string(), xml::line_of(field))),
                 "value" => value = Some(field.text().unwrap_or("").to_string()),
                 "description" | "final" | "source" => {}
                 other => return Err(xml::error_at(field, format!("unknown element <{other}> in <property>"))),
             }
         }
-        let name = name.ok_or_else(|| xml::error_at(property, "<property> without <name>"))?;
+        let (name, line) = name.ok_or_else(|| xml::error_at(property, "<property> without <name>"))?;
+        lines.insert(name.clone(), line);
         props.insert(name, value.unwrap_or_default());
     }
-    Ok(props)
+    Ok((props, lines))
 }
 
 pub mod names {
@@ -196,7 +203,7 @@ impl Reader<'_> {
 
 /// Hadoop's unit suffixes: binary (Ki, Mi, Gi, Ti, Pi) and decimal (k, M, G, T, P).
 /// Memory is expressed in MiB, so "1 Gi" is 1024 and "512Mi" is 512.
-fn parse_with_units(value: &str, is_memory: bool) -> std::result::Result<i64, String> {
+pub(crate) fn parse_with_units(value: &str, is_memory: bool) -> std::result::Result<i64, String> {
     let digits_end = value.find(|c: char| !(c.is_ascii_digit() || c == '-')).unwrap_or(value.len());
     let (number, unit) = value.split_at(digits_end);
     let number: i64 = number.parse().map_err(|_| format!("'{value}' is not an integer with an optional unit"))?;

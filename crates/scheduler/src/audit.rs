@@ -1,10 +1,5 @@
-//! The auditor: recompute every incremental aggregate from scratch and compare.
-
-use fairloom_model::Resource;
-
-use crate::ids::{AppId, NodeId, QueueId};
-use crate::state::AppState;
-use crate::FairScheduler;
+//! The auditor's vocabulary: each scheduler recomputes its incremental aggregates from
+//! scratch and reports every difference as a [`Mismatch`].
 
 /// One aggregate whose incremental value differs from the recomputed one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,7 +15,7 @@ impl std::fmt::Display for Mismatch {
     }
 }
 
-fn check<T: PartialEq + std::fmt::Debug>(
+pub(crate) fn check<T: PartialEq + std::fmt::Debug>(
     out: &mut Vec<Mismatch>,
     what: impl FnOnce() -> String,
     incremental: T,
@@ -32,89 +27,5 @@ fn check<T: PartialEq + std::fmt::Debug>(
             incremental: format!("{incremental:?}"),
             recomputed: format!("{recomputed:?}"),
         });
-    }
-}
-
-impl FairScheduler {
-    /// Every mismatch between an incremental aggregate and its value recomputed from the
-    /// live containers, requests and apps. Empty when the state is consistent.
-    pub fn audit(&self) -> Vec<Mismatch> {
-        let mut out = Vec::new();
-        let mut app_usage = vec![Resource::none(); self.apps.len()];
-        let mut node_alloc = vec![Resource::none(); self.nodes.len()];
-        let mut node_count = vec![0usize; self.nodes.len()];
-        let mut app_count = vec![0usize; self.apps.len()];
-        for c in self.containers.iter().filter(|c| c.alive) {
-            app_usage[c.app.index()].add_assign(c.resource);
-            app_count[c.app.index()] += 1;
-            node_alloc[c.node.index()].add_assign(c.resource);
-            node_count[c.node.index()] += 1;
-        }
-        let mut queue_usage = vec![Resource::none(); self.queues.len()];
-        let mut queue_am = vec![Resource::none(); self.queues.len()];
-        let mut queue_runnable = vec![0u32; self.queues.len()];
-        for (i, a) in self.apps.iter().enumerate() {
-            let id = AppId(i as u32);
-            check(&mut out, || format!("app {} usage", a.name), a.usage, app_usage[i]);
-            check(&mut out, || format!("app {} live containers", a.name), a.live.len(), app_count[i]);
-            let listed = self.app_containers(id).filter(|c| self.containers[c.index()].app == id).count();
-            check(&mut out, || format!("app {} container list", a.name), listed, app_count[i]);
-            let pending = a
-                .requests
-                .iter()
-                .fold(Resource::none(), |acc, e| acc.saturating_add(e.capability.times(e.any_count() as i64)));
-            check(&mut out, || format!("app {} pending", a.name), a.pending, pending);
-            if matches!(a.state, AppState::Finished | AppState::Rejected) {
-                continue;
-            }
-            let Some(q) = a.queue else { continue };
-            for p in self.path_to_root(q) {
-                queue_usage[p.index()].add_assign(a.usage);
-                if a.runnable {
-                    queue_runnable[p.index()] += 1;
-                }
-            }
-            if a.runnable && a.am_running {
-                queue_am[q.index()].add_assign(a.am_resource);
-            }
-            let listed = if a.runnable {
-                self.q(q).runnable_apps.contains(&id)
-            } else {
-                self.q(q).non_runnable_apps.contains(&id)
-            };
-            check(&mut out, || format!("app {} listed in {}", a.name, self.q(q).name), listed, true);
-        }
-        for (i, q) in self.queues.iter().enumerate().filter(|(_, q)| !q.removed) {
-            let id = QueueId(i as u32);
-            check(&mut out, || format!("queue {} usage", q.name), q.usage, queue_usage[i]);
-            check(&mut out, || format!("queue {} runnable apps", q.name), q.runnable_count, queue_runnable[i]);
-            if q.leaf {
-                check(&mut out, || format!("queue {} AM usage", q.name), q.am_usage, queue_am[i]);
-            }
-            check(&mut out, || format!("queue {} index", q.name), self.queue_id(&q.name), Some(id));
-            let bounded = self.is_bounded(&q.max_share);
-            check(&mut out, || format!("queue {} max share bounded", q.name), q.max_share_bounded, bounded);
-            let path_bounded = self.path_to_root(id).any(|p| self.is_bounded(&self.max_share(p)));
-            check(&mut out, || format!("queue {} path max share bounded", q.name), q.path_bounded, path_bounded);
-        }
-        let mut cluster = Resource::none();
-        for (i, n) in self.nodes.iter().enumerate().filter(|(_, n)| !n.removed) {
-            cluster.add_assign(n.total);
-            check(&mut out, || format!("node {} allocated", n.name), n.allocated, node_alloc[i]);
-            check(&mut out, || format!("node {} containers", n.name), n.containers.len(), node_count[i]);
-            let id = NodeId(i as u32);
-            let listed = self.node_containers(id).filter(|c| self.containers[c.index()].node == id).count();
-            check(&mut out, || format!("node {} container list", n.name), listed, node_count[i]);
-        }
-        check(&mut out, || "cluster resource".to_string(), self.cluster, cluster);
-        let mut user_runnable: std::collections::HashMap<&str, i32> = std::collections::HashMap::new();
-        for a in self.apps.iter().filter(|a| a.runnable && a.is_alive()) {
-            *user_runnable.entry(a.user.as_str()).or_default() += 1;
-        }
-        for (user, state) in &self.users {
-            let runnable = user_runnable.get(user.as_str()).copied().unwrap_or(0);
-            check(&mut out, || format!("user {user} runnable apps"), state.runnable, runnable);
-        }
-        out
     }
 }

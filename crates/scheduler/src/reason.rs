@@ -31,6 +31,17 @@ pub enum WaitReason {
     NodeFull { request: Resource },
     /// The node was reserved for this app's request.
     Reserved { request: Resource },
+    /// Capacity Scheduler: not activated, the cluster has no resources yet.
+    ClusterEmpty,
+    /// Capacity Scheduler: not activated, the AM would take the queue past its AM limit.
+    QueueAmLimit { queue: String, am_used: Resource, request: Resource, limit: Resource },
+    /// Capacity Scheduler: not activated, the AM would take the user past its AM limit.
+    UserAmLimit { user: String, am_used: Resource, request: Resource, limit: Resource },
+    /// Capacity Scheduler: the user is above its user limit in the queue.
+    UserLimit { user: String, used: Resource, limit: Resource },
+    /// Capacity Scheduler: the queue (or an ancestor) is at its maximum capacity or at the
+    /// limit its parent leaves it.
+    QueueMaxCapacity { queue: String, limit: Resource },
 }
 
 impl fmt::Display for WaitReason {
@@ -58,6 +69,30 @@ impl fmt::Display for WaitReason {
                 write!(f, "request {} does not fit on the node and cannot reserve it", ShowResource(request))
             }
             Self::Reserved { request } => write!(f, "node reserved for request {}", ShowResource(request)),
+            Self::ClusterEmpty => f.write_str("not activated: the cluster has no resources"),
+            Self::QueueAmLimit { queue, am_used, request, limit } => write!(
+                f,
+                "not activated: AM {} would take queue {queue}'s AM usage {} past its AM limit {} (maximum-am-resource-percent)",
+                ShowResource(request),
+                ShowResource(am_used),
+                ShowResource(limit)
+            ),
+            Self::UserAmLimit { user, am_used, request, limit } => write!(
+                f,
+                "not activated: AM {} would take user {user}'s AM usage {} past the user AM limit {}",
+                ShowResource(request),
+                ShowResource(am_used),
+                ShowResource(limit)
+            ),
+            Self::UserLimit { user, used, limit } => write!(
+                f,
+                "user {user} uses {}, above its user limit {} (minimum-user-limit-percent, user-limit-factor)",
+                ShowResource(used),
+                ShowResource(limit)
+            ),
+            Self::QueueMaxCapacity { queue, limit } => {
+                write!(f, "queue {queue} is at its limit {} (maximum-capacity or its parent's)", ShowResource(limit))
+            }
         }
     }
 }

@@ -18,6 +18,7 @@ fn ask(count: i32) -> Ask {
         capability: Resource::new(4096, 1),
         num_containers: count,
         relax_locality: true,
+        node_label: None,
     }
 }
 

@@ -127,6 +127,7 @@ fn run(config: usize, assign_multiple: bool, mode: usize, events: &[Event]) -> R
                         capability,
                         num_containers: count,
                         relax_locality: true,
+                        node_label: None,
                     }];
                     if let Some(name) = node_local.and_then(|n| pick(&nodes, n)) {
                         asks.push(Ask {
@@ -135,6 +136,7 @@ fn run(config: usize, assign_multiple: bool, mode: usize, events: &[Event]) -> R
                             capability,
                             num_containers: count,
                             relax_locality: true,
+                            node_label: None,
                         });
                     }
                     let _ = s.set_asks(a, &asks);

@@ -28,6 +28,7 @@ fn warm(w: &Workload) -> (FairScheduler, Vec<NodeId>) {
             capability: g.resource,
             num_containers: 1_000_000,
             relax_locality: true,
+            node_label: None,
         };
         s.set_asks(id, &[ask]).unwrap();
     }

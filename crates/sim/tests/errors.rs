@@ -113,7 +113,13 @@ fn a_wrong_expectation_fails_check() {
 
 #[test]
 fn unsupported_schedulers_say_so() {
-    let text = VALID.replace("\"name\": \"small\",", "\"name\": \"small\", \"scheduler\": \"capacity\",");
+    let text = VALID.replace("\"name\": \"small\",", "\"name\": \"small\", \"scheduler\": \"fifo\",");
+    assert!(matches!(failure(&text), Failure::Unsupported { .. }));
+}
+
+#[test]
+fn fair_scenarios_with_node_labels_say_so() {
+    let text = VALID.replace("\"name\": \"small\",", "\"name\": \"small\", \"node_labels\": [{\"name\": \"x\"}],");
     assert!(matches!(failure(&text), Failure::Unsupported { .. }));
 }
 

@@ -26,6 +26,7 @@ const SCENARIO: &str = r#"{
 #[test]
 fn each_starved_app_is_processed_once_per_update() {
     let (s, now) = state_at(SCENARIO, Some("asked")).expect("the scenario runs");
+    let mut s = s.as_fair().expect("a fair scenario").clone();
     let plan = s.preemption_dry_run(now);
     let names: Vec<&str> = plan.starved.iter().map(|a| a.name.as_str()).collect();
     assert_eq!(names.len(), 2, "{names:?}");
@@ -33,7 +34,6 @@ fn each_starved_app_is_processed_once_per_update() {
     for a in &plan.starved {
         assert_eq!((a.fairshare_starvation.memory(), a.minshare_starvation.memory()), (2048, 2048), "{}", a.name);
     }
-    let mut s = s;
     s.update(now);
     assert_eq!(s.preemption.starved_app_checks, 2);
     assert_eq!(s.preemption.containers_killed, 8);

@@ -1,6 +1,6 @@
-//! The reference scenarios (copied from shared/scenarios/fair, each one of YARN's own Fair
-//! Scheduler tests) and fairloom's own scenarios must pass, with the auditor run after
-//! every step.
+//! The reference scenarios (copied from shared/scenarios/{fair,capacity}, each one of YARN's
+//! own Fair Scheduler or ProportionalCapacityPreemptionPolicy tests) and fairloom's own
+//! scenarios must pass, with the auditor run after every step.
 
 use std::path::{Path, PathBuf};
 
@@ -37,6 +37,20 @@ fn reference_scenarios_pass() {
 }
 
 #[test]
+fn capacity_reference_scenarios_pass() {
+    let paths = files("capacity-reference");
+    assert_eq!(paths.len(), 43, "the capacity reference set has 43 files");
+    assert_all_pass(&paths);
+}
+
+#[test]
+fn capacity_scenarios_pass() {
+    let paths = files("capacity");
+    assert!(!paths.is_empty());
+    assert_all_pass(&paths);
+}
+
+#[test]
 fn fairloom_scenarios_pass() {
     let paths = files("fairloom");
     assert!(!paths.is_empty());
@@ -45,7 +59,8 @@ fn fairloom_scenarios_pass() {
 
 #[test]
 fn runs_are_deterministic() {
-    for path in files("reference").iter().chain(files("fairloom").iter()) {
+    let all = ["reference", "fairloom", "capacity-reference", "capacity"].map(files);
+    for path in all.iter().flatten() {
         let text = std::fs::read_to_string(path).expect("readable scenario");
         let a = run_text(&text, false).to_json();
         let b = run_text(&text, false).to_json();

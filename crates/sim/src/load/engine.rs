@@ -9,7 +9,8 @@ use std::time::Instant;
 
 use fairloom_config::{parse_allocation_file, SchedulerProperties};
 use fairloom_model::{Resource, ANY};
-use fairloom_scheduler::{AppId, Ask, ContainerId, Decision, FairScheduler, QueueId, ROOT};
+use fairloom_scheduler::driver::{AnyScheduler, NodeSpec, Scheduler, SubmitSpec};
+use fairloom_scheduler::{AppId, Ask, ContainerId, Decision, FairScheduler};
 
 use super::metrics::{Metrics, Phase};
 use super::workload::Workload;
@@ -151,7 +152,7 @@ struct SimContainer {
 pub struct Simulation<'w> {
     w: &'w Workload,
     opts: SimOptions,
-    s: FairScheduler,
+    s: AnyScheduler,
     wheel: Wheel,
     apps: Vec<SimApp>,
     by_app_id: HashMap<AppId, u32>,
@@ -164,7 +165,7 @@ pub struct Simulation<'w> {
     completed: Vec<(ContainerId, i32)>,
     rack_of_host: HashMap<String, String>,
     pub metrics: Metrics,
-    top_queues: Vec<QueueId>,
+    top_queues: Vec<String>,
     /// The heartbeat's decision buffer, reused.
     decisions: Vec<Decision>,
 }
@@ -175,10 +176,13 @@ impl<'w> Simulation<'w> {
             SchedulerProperties::from_properties(&w.properties, &[]).map_err(|e| SimError::Config(e.to_string()))?;
         let alloc = parse_allocation_file(&w.allocations, &props.resource_types)
             .map_err(|e| SimError::Config(e.in_file("allocations").to_string()))?;
-        let mut s = FairScheduler::new(props, alloc).map_err(|e| SimError::Config(e.to_string()))?;
-        let node_ids = s
-            .add_nodes(w.nodes.iter().map(|n| (n.name.as_str(), Some(n.rack.as_str()), n.resource)))
-            .map_err(|e| SimError::Workload(e.to_string()))?;
+        let mut s: AnyScheduler = FairScheduler::new(props, alloc).map_err(|e| SimError::Config(e.to_string()))?.into();
+        let specs: Vec<NodeSpec<'_>> = w
+            .nodes
+            .iter()
+            .map(|n| NodeSpec { name: &n.name, rack: Some(&n.rack), resource: n.resource, label: None })
+            .collect();
+        let node_ids = s.add_nodes(&specs).map_err(|e| SimError::Workload(e.to_string()))?;
         let finished_on = vec![Vec::new(); node_ids.iter().map(|n| n.index() + 1).max().unwrap_or(0)];
         let rack_of_host = w.nodes.iter().map(|n| (n.name.clone(), n.rack.clone())).collect();
         let mut wheel = Wheel::new();
@@ -215,7 +219,7 @@ impl<'w> Simulation<'w> {
         if opts.phase_timers {
             s.set_phase_clock(Box::new(WallClock(Instant::now())));
         }
-        let top_queues = s.queue(ROOT).children.clone();
+        let top_queues = s.queue_summaries().into_iter().filter(|q| q.depth == 1).map(|q| q.name).collect();
         let metrics = Metrics::new(opts.duration_ms);
         Ok(Self {
             w,
@@ -235,13 +239,13 @@ impl<'w> Simulation<'w> {
         })
     }
 
-    pub fn scheduler(&self) -> &FairScheduler {
+    pub fn scheduler(&self) -> &AnyScheduler {
         &self.s
     }
 
     /// Run to the end of the simulated duration.
     pub fn run(&mut self) {
-        let update_ms = self.s.properties().update_interval_ms.max(1);
+        let update_ms = self.s.update_interval_ms().max(1);
         let mut progress = super::metrics::Progress::new(self.opts.progress, self.opts.duration_ms);
         for t in 0..=self.opts.duration_ms {
             // Handling an event may schedule more for the same millisecond: drain the slot.
@@ -295,7 +299,8 @@ impl<'w> Simulation<'w> {
     fn arrive(&mut self, i: u32, t: i64) {
         let def = &self.w.apps[i as usize];
         let start = Instant::now();
-        let id = self.s.submit(&def.name, &def.queue, &def.user, def.am, t);
+        let spec = SubmitSpec::new(&def.name, &def.queue, &def.user, def.am);
+        let id = self.s.submit(&spec, t);
         self.metrics.record(Phase::AppLifecycle, start, t);
         self.by_app_id.insert(id, i);
         let app = &mut self.apps[i as usize];
@@ -376,6 +381,7 @@ impl<'w> Simulation<'w> {
                 capability: Resource::from_values(&key.1),
                 num_containers: desired.min(i32::MAX as u64) as i32,
                 relax_locality: true,
+                node_label: None,
             });
             let queue = app.asked_at.entry(key).or_default();
             if desired > current {
@@ -401,6 +407,7 @@ impl<'w> Simulation<'w> {
                 capability: Resource::from_values(&key.1),
                 num_containers: n.min(i32::MAX as u64) as i32,
                 relax_locality: true,
+                node_label: None,
             });
         }
         if !asks.is_empty() {
@@ -478,7 +485,7 @@ impl<'w> Simulation<'w> {
         // The task this container runs: one of the stage's groups with this key, a group
         // wanting this host first.
         let stage = &def.stages[app.stage.min(def.stages.len() - 1)];
-        let host = &self.s.node(node).name;
+        let host = &self.s.cluster().node(node).name;
         let pick = stage
             .groups
             .iter()

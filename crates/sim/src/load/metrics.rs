@@ -6,7 +6,8 @@ use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
 use fairloom_model::Resource;
-use fairloom_scheduler::{AppState, FairScheduler, QueueId};
+use fairloom_scheduler::driver::{AnyScheduler, AppState, Scheduler};
+use fairloom_scheduler::AppId;
 use serde_json::{json, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,25 +118,25 @@ impl Metrics {
         }
     }
 
-    pub fn sample(&mut self, s: &FairScheduler, t: i64, top: &[QueueId]) {
-        let cluster = s.cluster_resource();
-        let used = s.queue(fairloom_scheduler::ROOT).usage;
+    pub fn sample(&mut self, s: &AnyScheduler, t: i64, top: &[String]) {
+        let cluster = s.cluster().total;
+        let queues = s.queue_summaries();
+        let used = queues.first().map_or(Resource::none(), |root| root.usage);
         let ratio = |u: i64, c: i64| if c > 0 { u as f64 / c as f64 } else { 0.0 };
         let mut pending = Resource::none();
         let mut valid_pending = false;
-        for (id, q) in s.queues().filter(|(_, q)| q.leaf) {
-            let mut leaf_pending = Resource::none();
-            for &a in &q.runnable_apps {
-                leaf_pending.add_assign(s.app(a).pending);
-            }
-            pending.add_assign(leaf_pending);
+        for q in queues.iter().filter(|q| q.leaf) {
+            pending.add_assign(q.pending);
             // Meituan's valid pending: min(queue pending, queue max).
-            let max = s.max_share(id);
-            if leaf_pending.componentwise_min(max).any_positive() {
+            if q.pending.componentwise_min(q.max).any_positive() {
                 valid_pending = true;
             }
         }
-        let running = s.apps().filter(|(_, a)| a.state == AppState::Running).map(|(_, a)| a.live.len() as u64).sum();
+        let running = (0..s.app_count() as u32)
+            .map(|i| s.app(AppId(i)))
+            .filter(|a| a.state == AppState::Running)
+            .map(|a| a.live_containers as u64)
+            .sum();
         let um = ratio(used.memory(), cluster.memory());
         let uv = ratio(used.vcores(), cluster.vcores());
         if t % 60_000 == 0 && t > 0 {
@@ -144,15 +145,16 @@ impl Metrics {
             }
         }
         if self.queue_names.is_empty() {
-            self.queue_names = top.iter().map(|&q| s.queue(q).name.clone()).collect();
+            self.queue_names = top.to_vec();
         }
+        let by_name = |name: &String| queues.iter().find(|q| &q.name == name);
         self.samples.push(Sample {
             t_ms: t,
             utilization_memory: um,
             utilization_vcores: uv,
             pending_memory_mb: pending.memory(),
             running_containers: running,
-            queues: top.iter().map(|&q| (s.queue(q).usage.memory(), s.queue(q).fair_share.memory())).collect(),
+            queues: top.iter().filter_map(by_name).map(|q| (q.usage.memory(), q.share.memory())).collect(),
         });
     }
 
@@ -196,7 +198,7 @@ impl Metrics {
         description: &str,
         seed: u64,
         counters: &fairloom_scheduler::Counters,
-        preemption: &fairloom_scheduler::preempt::PreemptionCounters,
+        preemption: &[(&'static str, i64)],
     ) -> Value {
         let phases: serde_json::Map<String, Value> = PHASES
             .iter()
@@ -243,12 +245,7 @@ impl Metrics {
             "phases": phases,
             "scheduler_counters": {"heartbeats": counters.heartbeats, "updates": counters.updates,
                 "containers_allocated": counters.containers_allocated, "reservations_made": counters.reservations_made},
-                                    "preemption": {"starved_app_checks": preemption.starved_app_checks, "containers_marked": preemption.containers_marked,
-                                "marked_for_fair_share": preemption.marked_for_fair_share, "marked_for_min_share": preemption.marked_for_min_share,
-                "killed_for_fair_share": preemption.killed_for_fair_share, "killed_for_min_share": preemption.killed_for_min_share,
-                "memory_freed_for_fair_share_mb": preemption.memory_freed_for_fair_share_mb,
-                "memory_freed_for_min_share_mb": preemption.memory_freed_for_min_share_mb,
-                "containers_killed": preemption.containers_killed, "memory_freed_mb": preemption.memory_freed_mb},
+            "preemption": preemption.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<String, Value>>(),
             "audit_runs": self.audit_runs,
             "audit_mismatches": self.audit_mismatches,
             "peak_rss_bytes": peak_rss_bytes(),

@@ -13,14 +13,16 @@ pub mod workload;
 pub use engine::{SimError, SimOptions, Simulation};
 pub use workload::{AppDef, NodeDef, Stage, TaskGroup, Workload};
 
+use fairloom_scheduler::driver::Scheduler;
+
 /// Run a workload and return the `--json` figures.
 pub fn simulate(w: &Workload, opts: SimOptions, seed: u64) -> Result<serde_json::Value, SimError> {
     let timed = opts.phase_timers;
     let mut sim = Simulation::new(w, opts)?;
     sim.run();
-    let counters = sim.scheduler().counters.clone();
-    let preemption = sim.scheduler().preemption.clone();
-    let phases = sim.scheduler().phases.clone();
+    let counters = sim.scheduler().counters().clone();
+    let preemption = sim.scheduler().preemption_counters();
+    let phases = sim.scheduler().phases().clone();
     let mut report = sim.metrics.to_json(&w.name, &w.description, seed, &counters, &preemption);
     let secs = |ns: u64| timed.then_some(ns as f64 / 1e9);
     report["core_phases"] = serde_json::json!({

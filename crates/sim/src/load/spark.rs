@@ -383,6 +383,7 @@ fn am_heartbeat(
             capability: app.executor,
             num_containers: n,
             relax_locality: true,
+            node_label: None,
         });
     }
     st.asked_locations = counts.keys().cloned().collect();

@@ -170,6 +170,7 @@ pub struct PlaceSpec {
     pub am: bool,
     #[serde(default)]
     pub reserved: bool,
+    pub node_label: Option<String>,
 }
 
 fn one() -> u32 {

@@ -4,11 +4,13 @@ use std::collections::{BTreeMap, HashMap};
 
 use fairloom_config::{parse_allocation_file, AllocationFile, ConfigError, SchedulerProperties};
 use fairloom_model::{Millis, Resource, ResourceTypes};
+use fairloom_scheduler::capacity::{CapacityScheduler, CapacitySetup};
+use fairloom_scheduler::driver::{AnyScheduler, NodeSpec, Scheduler, SubmitSpec};
 use fairloom_scheduler::{AppId, Ask, ContainerId, FairScheduler, NodeId};
 use serde_json::{json, Value};
 
 use super::format::{
-    locate_key, parse_step, properties_map, ContainerSelection, Document, HeartbeatNodes, PropertyValue, Step,
+    locate_key, parse_step, properties_map, ContainerSelection, Document, HeartbeatNodes, ReloadSpec, Step,
 };
 use super::observe::observe;
 
@@ -44,7 +46,7 @@ pub struct Outcome {
 }
 
 pub(crate) struct Runner {
-    pub(crate) scheduler: FairScheduler,
+    pub(crate) scheduler: AnyScheduler,
     pub(crate) now: Millis,
     pub(crate) apps: HashMap<String, AppId>,
     pub(crate) app_order: Vec<String>,
@@ -126,7 +128,7 @@ fn run_document(doc: Document, audit: bool) -> Result<Run, Failure> {
 }
 
 /// The scheduler's state after the observation labelled `label` (or at the end), and the clock.
-pub fn state_at(text: &str, label: Option<&str>) -> Result<(fairloom_scheduler::FairScheduler, Millis), Failure> {
+pub fn state_at(text: &str, label: Option<&str>) -> Result<(AnyScheduler, Millis), Failure> {
     let doc: Document = serde_json::from_str(text).map_err(|e| Failure::Document {
         message: e.to_string(),
         line: Some(e.line()).filter(|&l| l > 0),
@@ -145,32 +147,78 @@ pub fn state_at(text: &str, label: Option<&str>) -> Result<(fairloom_scheduler::
     Ok((runner.scheduler, runner.now))
 }
 
-fn run_until(doc: Document, audit: bool, stop_at: Option<&str>) -> Result<Runner, Failure> {
+/// A node label of the scenario's `node_labels`: `{"name": "x", "exclusive": true}`.
+fn node_label(v: &Value) -> Result<(String, bool), String> {
+    let o = v.as_object().ok_or("a node label is an object {\"name\": ..., \"exclusive\": ...}")?;
+    if let Some(bad) = o.keys().find(|k| *k != "name" && *k != "exclusive" && !k.starts_with('_')) {
+        return Err(format!("unknown key `{bad}` in a node label"));
+    }
+    let name = o.get("name").and_then(Value::as_str).ok_or("a node label needs a string name")?;
+    let exclusive = match o.get("exclusive") {
+        None => true,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => return Err(format!("exclusive must be true or false, got {other}")),
+    };
+    if name.is_empty() || name.contains(|c: char| c.is_whitespace() || c == ',') {
+        return Err(format!("invalid node label name '{name}'"));
+    }
+    Ok((name.to_string(), exclusive))
+}
+
+fn build_scheduler(doc: &Document, properties: &BTreeMap<String, String>) -> Result<AnyScheduler, Failure> {
+    let config = |e: ConfigError| Failure::Config { line: e.line, message: e.to_string() };
     match doc.scheduler.as_str() {
-        "fair" => {}
-        "capacity" | "fifo" => {
-            return Err(Failure::Unsupported {
-                message: format!(
-                    "the {} scheduler is not supported yet: fairloom implements the Fair Scheduler",
-                    doc.scheduler
-                ),
-            })
+        "fair" => {
+            if !doc.node_labels.is_empty() || !doc.capacity.is_empty() || doc.nodes.iter().any(|n| n.label.is_some()) {
+                return Err(Failure::Unsupported {
+                    message: "node labels and capacity settings need the Capacity Scheduler (scheduler: \"capacity\")"
+                        .to_string(),
+                });
+            }
+            let (props, alloc) =
+                load_config(properties, &doc.resource_types, doc.allocations.as_deref()).map_err(config)?;
+            let mut s =
+                FairScheduler::new(props, alloc).map_err(|e| Failure::Config { message: e.to_string(), line: None })?;
+            s.set_groups(doc.groups.clone());
+            Ok(s.into())
         }
-        other => {
-            return Err(Failure::Document { message: format!("unknown scheduler '{other}'"), line: None, column: None })
+        "capacity" => {
+            if doc.allocations.is_some() {
+                return Err(Failure::Document {
+                    message: "allocations (fair-scheduler.xml) do not apply to the Capacity Scheduler: give capacity"
+                        .into(),
+                    line: None,
+                    column: None,
+                });
+            }
+            let labels =
+                doc.node_labels.iter().map(node_label).collect::<Result<Vec<_>, _>>().map_err(|m| {
+                    Failure::Document { message: format!("node_labels: {m}"), line: None, column: None }
+                })?;
+            let setup = CapacitySetup {
+                site: properties.clone(),
+                capacity: properties_map(&doc.capacity),
+                lines: None,
+                extra_types: doc.resource_types.clone(),
+            };
+            let mut s = CapacityScheduler::new(setup, &labels).map_err(|e| match e {
+                fairloom_scheduler::SchedulerError::Config(c) => config(c),
+                other => Failure::Config { message: other.to_string(), line: None },
+            })?;
+            s.set_groups(doc.groups.clone());
+            Ok(s.into())
         }
+        "fifo" => Err(Failure::Unsupported {
+            message: "the FIFO scheduler is not supported: fairloom implements the Fair and Capacity Schedulers"
+                .to_string(),
+        }),
+        other => Err(Failure::Document { message: format!("unknown scheduler '{other}'"), line: None, column: None }),
     }
-    if !doc.node_labels.is_empty() || !doc.capacity.is_empty() || doc.nodes.iter().any(|n| n.label.is_some()) {
-        return Err(Failure::Unsupported {
-            message: "node labels and capacity settings are not supported yet".to_string(),
-        });
-    }
+}
+
+fn run_until(doc: Document, audit: bool, stop_at: Option<&str>) -> Result<Runner, Failure> {
     let properties = properties_map(&doc.properties);
-    let (props, alloc) = load_config(&properties, &doc.resource_types, doc.allocations.as_deref())
-        .map_err(|e| Failure::Config { message: e.to_string(), line: e.line })?;
-    let mut scheduler =
-        FairScheduler::new(props, alloc).map_err(|e| Failure::Config { message: e.to_string(), line: None })?;
-    scheduler.set_groups(doc.groups.clone());
+    let scheduler = build_scheduler(&doc, &properties)?;
     let mut runner = Runner {
         scheduler,
         now: 0,
@@ -183,11 +231,9 @@ fn run_until(doc: Document, audit: bool, stop_at: Option<&str>) -> Result<Runner
         audit,
     };
     for n in &doc.nodes {
-        runner.add_node(n.name.as_str(), n.rack.as_deref(), &n.resource).map_err(|message| Failure::Document {
-            message: format!("nodes: {message}"),
-            line: None,
-            column: None,
-        })?;
+        runner
+            .add_node(n.name.as_str(), n.rack.as_deref(), &n.resource, n.label.as_deref())
+            .map_err(|message| Failure::Document { message: format!("nodes: {message}"), line: None, column: None })?;
     }
     for (i, raw) in doc.steps.iter().enumerate() {
         let step = parse_step(raw).map_err(|message| Failure::Scenario { step: i, message })?;
@@ -211,9 +257,17 @@ fn run_until(doc: Document, audit: bool, stop_at: Option<&str>) -> Result<Runner
 }
 
 impl Runner {
-    fn add_node(&mut self, name: &str, rack: Option<&str>, res: &BTreeMap<String, i64>) -> Result<NodeId, String> {
-        let r = resource(self.scheduler.resource_types(), res)?;
-        self.scheduler.add_node(name, rack, r).map_err(|e| e.to_string())
+    fn add_node(
+        &mut self,
+        name: &str,
+        rack: Option<&str>,
+        res: &BTreeMap<String, i64>,
+        label: Option<&str>,
+    ) -> Result<NodeId, String> {
+        let resource = resource(self.scheduler.resource_types(), res)?;
+        let spec = NodeSpec { name, rack, resource, label };
+        let ids = self.scheduler.add_nodes(std::slice::from_ref(&spec)).map_err(|e| e.to_string())?;
+        Ok(ids[0])
     }
 
     fn app(&self, name: &str) -> Result<AppId, String> {
@@ -258,7 +312,7 @@ impl Runner {
             Step::Heartbeat { nodes, rounds } => {
                 let names: Vec<String> = match nodes {
                     HeartbeatNodes::One(n) if n == "all" => {
-                        self.scheduler.nodes().map(|(_, n)| n.name.clone()).collect()
+                        self.scheduler.cluster().nodes().map(|(_, n)| n.name.clone()).collect()
                     }
                     HeartbeatNodes::One(n) => vec![n],
                     HeartbeatNodes::Many(v) => v,
@@ -271,10 +325,7 @@ impl Runner {
                 }
             }
             Step::AddNode(n) => {
-                if n.label.is_some() {
-                    return Err("node labels are not supported yet".to_string());
-                }
-                self.add_node(&n.name, n.rack.as_deref(), &n.resource)?;
+                self.add_node(&n.name, n.rack.as_deref(), &n.resource, n.label.as_deref())?;
             }
             Step::RemoveNode(name) => {
                 let id = self.node(&name)?;
@@ -284,14 +335,16 @@ impl Runner {
                 if self.apps.contains_key(&s.app) {
                     return Err(format!("application '{}' is already submitted", s.app));
                 }
-                if s.node_label.is_some() {
-                    return Err("node labels are not supported yet".to_string());
-                }
-                // The Fair Scheduler gives every application the same priority (FSAppAttempt's
-                // is constant), so `priority` is read and deliberately not used.
-                let _ = s.priority;
                 let am = s.am.as_ref().map(|m| self.res(m)).transpose()?;
-                let id = self.scheduler.submit(&s.app, &s.queue, &s.user, am, self.now);
+                let spec = SubmitSpec {
+                    name: &s.app,
+                    queue: &s.queue,
+                    user: &s.user,
+                    am,
+                    priority: s.priority,
+                    node_label: s.node_label.as_deref(),
+                };
+                let id = self.scheduler.submit(&spec, self.now);
                 self.apps.insert(s.app.clone(), id);
                 self.app_order.push(s.app);
             }
@@ -299,15 +352,13 @@ impl Runner {
                 let app = self.app(&a.app)?;
                 let mut asks = Vec::new();
                 for r in &a.requests {
-                    if r.node_label.is_some() {
-                        return Err("node labels are not supported yet".to_string());
-                    }
                     asks.push(Ask {
                         priority: r.priority,
                         resource_name: r.resource_name.clone(),
                         capability: self.res(&r.capability)?,
                         num_containers: r.num_containers,
                         relax_locality: r.relax_locality,
+                        node_label: r.node_label.clone(),
                     });
                 }
                 self.scheduler.set_asks(app, &asks).map_err(|e| e.to_string())?;
@@ -323,7 +374,7 @@ impl Runner {
             }
             Step::Move { spec, expect_error } => {
                 let app = self.app(&spec.app)?;
-                let result = match self.scheduler.move_app(app, &spec.queue) {
+                let result = match Scheduler::move_app(&mut self.scheduler, app, &spec.queue) {
                     Ok(_) => "applied".to_string(),
                     Err(e) => format!("rejected: {e}"),
                 };
@@ -335,18 +386,18 @@ impl Runner {
                 let node = self.node(&p.node)?;
                 let cap = self.res(&p.capability)?;
                 if p.reserved {
+                    if p.count != 1 || p.am {
+                        return Err("a placed reservation has count 1 and is not an AM".to_string());
+                    }
                     self.scheduler.place_reservation(app, node, cap, p.priority).map_err(|e| e.to_string())?;
                 } else {
                     self.scheduler
-                        .place_containers(app, node, cap, p.priority, p.count, p.am)
+                        .place_containers(app, node, cap, p.priority, p.count, p.am, p.node_label.as_deref())
                         .map_err(|e| e.to_string())?;
                 }
             }
             Step::Reload { spec, expect_error } => {
-                if spec.capacity.is_some() {
-                    return Err("capacity settings are not supported yet".to_string());
-                }
-                let result = self.reload(spec.allocations.as_deref(), spec.properties.as_ref());
+                let result = self.reload(&spec);
                 self.record_reload(index, result, expect_error, "reload");
                 return Ok(());
             }
@@ -364,14 +415,32 @@ impl Runner {
         Ok(())
     }
 
-    fn reload(&mut self, allocations: Option<&str>, properties: Option<&BTreeMap<String, PropertyValue>>) -> String {
-        let props = properties.map(properties_map).unwrap_or_else(|| self.properties.clone());
-        let current_alloc = self.scheduler.allocation_file().clone();
-        let loaded = match load_config(&props, &self.extra_types, allocations) {
-            Ok((p, a)) => Ok((p, if allocations.is_some() { a } else { current_alloc })),
-            Err(e) => Err(e.to_string()),
+    fn reload(&mut self, spec: &ReloadSpec) -> String {
+        let props = spec.properties.as_ref().map(properties_map).unwrap_or_else(|| self.properties.clone());
+        let result = match &mut self.scheduler {
+            AnyScheduler::Fair(s) => {
+                if spec.capacity.is_some() {
+                    Err("capacity settings need the Capacity Scheduler".to_string())
+                } else {
+                    let allocations = spec.allocations.as_deref();
+                    let current_alloc = s.allocation_file().clone();
+                    match load_config(&props, &self.extra_types, allocations) {
+                        Ok((p, a)) => s
+                            .reload(p, if allocations.is_some() { a } else { current_alloc })
+                            .map_err(|e| e.to_string()),
+                        Err(e) => Err(e.to_string()),
+                    }
+                }
+            }
+            AnyScheduler::Capacity(s) => {
+                if spec.allocations.is_some() {
+                    Err("allocations (fair-scheduler.xml) do not apply to the Capacity Scheduler".to_string())
+                } else {
+                    let site = spec.properties.as_ref().map(|_| props.clone());
+                    s.reload(site, spec.capacity.as_ref().map(properties_map)).map_err(|e| e.to_string())
+                }
+            }
         };
-        let result = loaded.and_then(|(p, a)| self.scheduler.reload(p, a).map_err(|e| e.to_string()));
         match result {
             Ok(()) => {
                 self.properties = props;

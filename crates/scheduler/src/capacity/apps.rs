@@ -1,0 +1,631 @@
+//! Applications under the Capacity Scheduler: submission (queue, ACL, state, limits, labels),
+//! asks, containers starting and ending, reservations, finishing, moves, and recovery-style
+//! placement. Every change of usage or pending goes through the few charge functions here,
+//! which keep the queue path, the user and the application in step.
+
+use fairloom_model::{normalize, ApplicationId, Millis, Resource, ANY};
+
+use super::state::{CsApp, CsRequest, CsUser, HeldReservation, LocalityAsk};
+use super::CapacityScheduler;
+use crate::cluster::Reservation;
+use crate::driver::{AppState, Ask, SchedulerError, SubmitSpec};
+use crate::ids::{AppId, ContainerId, NodeId, PartitionId, QueueId};
+
+impl CapacityScheduler {
+    fn new_app(&mut self, spec: &SubmitSpec<'_>, now: Millis) -> AppId {
+        let id = AppId(self.apps.len() as u32);
+        let nparts = self.nparts();
+        self.counters.apps_submitted += 1;
+        self.apps.push(CsApp {
+            name: spec.name.to_string(),
+            yarn_id: ApplicationId { cluster_timestamp: self.cluster_timestamp, id: id.0 + 1 },
+            user: spec.user.to_string(),
+            queue: None,
+            priority: spec.priority.min(self.max_app_priority),
+            start_time: now,
+            state: AppState::Accepted,
+            rejection: None,
+            activated: false,
+            unmanaged_am: spec.am.is_none(),
+            am_resource: Resource::none(),
+            am_partition: PartitionId::DEFAULT,
+            am_running: false,
+            default_label: PartitionId::DEFAULT,
+            requests: Vec::new(),
+            pending: vec![Resource::none(); nparts],
+            used: vec![Resource::none(); nparts],
+            reserved: vec![Resource::none(); nparts],
+            usage: Resource::none(),
+            live: Default::default(),
+            next_container_seq: 1,
+            reservations: Vec::new(),
+            preempted: 0,
+            marked: 0,
+            wait: None,
+        });
+        id
+    }
+
+    fn reject(&mut self, app: AppId, why: String) -> AppId {
+        self.counters.apps_rejected += 1;
+        let a = &mut self.apps[app.index()];
+        a.state = AppState::Rejected;
+        a.rejection = Some(why);
+        app
+    }
+
+    /// The leaf a client's queue name means: a full path, or a leaf's own name when only one
+    /// leaf has it (YARN 3.x resolves short names the same way).
+    pub(crate) fn resolve_queue(&self, name: &str) -> Result<QueueId, String> {
+        if let Some(&q) = self.queue_index.get(name) {
+            return Ok(q);
+        }
+        let matches: Vec<QueueId> = self.queues().filter(|(_, q)| q.settings.name == name).map(|(id, _)| id).collect();
+        match matches.as_slice() {
+            [q] => Ok(*q),
+            [] => Err("unknown".to_string()),
+            many => Err(format!(
+                "ambiguous: {} queues are named {name} ({})",
+                many.len(),
+                many.iter().map(|&q| self.q(q).name.as_str()).collect::<Vec<_>>().join(", ")
+            )),
+        }
+    }
+
+    /// `validateSubmitApplication`: a RUNNING leaf below its application limits.
+    fn check_submission(&self, leaf: QueueId, user: &str, app: &str) -> Result<(), String> {
+        let q = self.q(leaf);
+        if q.settings.state != fairloom_config::capacity::QueueState::Running {
+            return Err(format!("Queue {} is STOPPED. Cannot accept submission of application: {app}", q.name));
+        }
+        let (max_apps, max_per_user) = self.max_applications(leaf);
+        if q.app_count() as i64 >= max_apps as i64 {
+            return Err(format!(
+                "Queue {} already has {} applications, cannot accept submission of application: {app}",
+                q.name,
+                q.app_count()
+            ));
+        }
+        let user_apps = q.users.get(user).map_or(0, CsUser::total_apps);
+        if user_apps as i64 >= max_per_user as i64 {
+            return Err(format!(
+                "Queue {} already has {user_apps} applications from user {user} cannot accept submission of application: {app}",
+                q.name
+            ));
+        }
+        Ok(())
+    }
+
+    /// `maximum-applications` of a leaf (or the system's × its absolute capacity) and the
+    /// per-user share of it.
+    pub fn max_applications(&self, leaf: QueueId) -> (i32, i32) {
+        let s = &self.q(leaf).settings;
+        let max = s
+            .max_applications
+            .unwrap_or((self.conf.max_applications as f32 * self.q(leaf).parts[0].abs_capacity) as i32);
+        let per_user = if s.user_limit_factor == -1.0 {
+            max
+        } else {
+            max.min((max as f32 * (s.min_user_limit_percent / 100.0) * s.user_limit_factor) as i32)
+        };
+        (max, per_user)
+    }
+
+    /// Any ACL on the path grants submit (administer implies it).
+    fn may_submit(&self, leaf: QueueId, user: &str) -> bool {
+        let groups = self.groups_of(user);
+        self.path_to_root(leaf).any(|q| {
+            let s = &self.q(q).settings;
+            s.acl_submit.allows(user, &groups) || s.acl_administer.allows(user, &groups)
+        })
+    }
+
+    /// The partition a label expression names, if the queue may use it.
+    fn label_for(&self, leaf: QueueId, label: Option<&str>) -> Result<PartitionId, String> {
+        let label = label.filter(|l| !l.is_empty()).or(self.q(leaf).settings.default_label.as_deref()).unwrap_or("");
+        let p = self.cluster.partition_id(label).ok_or_else(|| format!("node label {label} does not exist"))?;
+        if !self.q(leaf).parts[p.index()].accessible {
+            return Err(format!(
+                "Invalid resource request, queue={} doesn't have permission to access all labels in resource request. labelExpression of resource request={label}",
+                self.q(leaf).name
+            ));
+        }
+        Ok(p)
+    }
+
+    /// Submit an application: it is accepted into a leaf (and activated when the AM limits
+    /// allow) or rejected with YARN's reason.
+    pub fn submit(&mut self, spec: &SubmitSpec<'_>, now: Millis) -> AppId {
+        let id = self.new_app(spec, now);
+        let app_id = self.apps[id.index()].yarn_id.to_string();
+        let leaf = match self.resolve_queue(spec.queue) {
+            Ok(q) if self.q(q).leaf => q,
+            Ok(_) => {
+                let why =
+                    format!("Application {app_id} submitted by user {} to non-leaf queue: {}", spec.user, spec.queue);
+                return self.reject(id, why);
+            }
+            Err(e) => {
+                let why = format!("Application {app_id} submitted by user {} to {e} queue: {}", spec.user, spec.queue);
+                return self.reject(id, why);
+            }
+        };
+        if self.acl_enabled && !self.may_submit(leaf, spec.user) {
+            let why = format!(
+                "User {} does not have permission to submit {app_id} to queue {}",
+                spec.user,
+                self.q(leaf).name
+            );
+            return self.reject(id, why);
+        }
+        if let Err(why) = self.check_submission(leaf, spec.user, &app_id) {
+            return self.reject(id, why);
+        }
+        let label = match self.label_for(leaf, spec.node_label) {
+            Ok(p) => p,
+            Err(why) => return self.reject(id, why),
+        };
+        let (am_resource, am_partition) = match spec.am {
+            Some(am) => (self.normalize(leaf, am), label),
+            None => (self.props.minimum_allocation, PartitionId::DEFAULT),
+        };
+        let a = &mut self.apps[id.index()];
+        a.queue = Some(leaf);
+        a.default_label = label;
+        a.am_resource = am_resource;
+        a.am_partition = am_partition;
+        let user = spec.user.to_string();
+        let nparts = self.nparts();
+        let q = self.q_mut(leaf);
+        q.waiting.push(id);
+        let u = q.users.entry(user).or_insert_with(|| CsUser {
+            used: vec![Resource::none(); nparts],
+            am_used: vec![Resource::none(); nparts],
+            ..Default::default()
+        });
+        u.pending_apps += 1;
+        if spec.am.is_some() {
+            let ask = Ask::any(0, am_resource, 1);
+            self.set_asks(id, &[ask]).expect("an accepted application takes asks");
+        }
+        self.activate(leaf);
+        id
+    }
+
+    /// YARN's request normalisation under the scheduler's calculator: at least the minimum,
+    /// a multiple of it, at most the queue's maximum allocation.
+    pub fn normalize(&self, leaf: QueueId, r: Resource) -> Resource {
+        let min = self.props.minimum_allocation;
+        let max = self.maximum_allocation(leaf);
+        let types = self.props.resource_types.len();
+        if self.calc.is_dominant() {
+            normalize(r, min, max, min, types)
+        } else {
+            let memory = normalize(r, min, max, min, 1).memory();
+            Resource::new(memory, i64::from(memory > 0))
+        }
+    }
+
+    /// The scheduler's maximum allocation, lowered by the queue's own.
+    pub fn maximum_allocation(&self, leaf: QueueId) -> Resource {
+        let mut max = self.props.maximum_allocation;
+        let s = &self.q(leaf).settings;
+        if let Some(mb) = s.maximum_allocation_mb {
+            max.set(fairloom_model::MEMORY, mb.min(max.memory()));
+        }
+        if let Some(v) = s.maximum_allocation_vcores {
+            max.set(fairloom_model::VCORES, v.min(max.vcores()));
+        }
+        max
+    }
+
+    /// YARN `allocate()` asks: each sets the outstanding ask at (priority, resource name),
+    /// capability included.
+    pub fn set_asks(&mut self, app: AppId, asks: &[Ask]) -> Result<(), SchedulerError> {
+        let a = &self.apps[app.index()];
+        if !a.is_alive() {
+            return Err(SchedulerError::AppNotAlive(a.name.clone()));
+        }
+        let leaf = a.queue.expect("an alive application has a queue");
+        let mut resolved = Vec::with_capacity(asks.len());
+        for ask in asks {
+            if ask.num_containers < 0 {
+                return Err(SchedulerError::InvalidRequest(format!(
+                    "negative container count {} at priority {}",
+                    ask.num_containers, ask.priority
+                )));
+            }
+            let label = if ask.resource_name == ANY {
+                let explicit = ask.node_label.as_deref().filter(|l| !l.is_empty());
+                match explicit {
+                    Some(l) => self.label_for(leaf, Some(l)).map_err(SchedulerError::InvalidRequest)?,
+                    None => self.apps[app.index()].default_label,
+                }
+            } else {
+                PartitionId::DEFAULT
+            };
+            resolved.push((ask, self.normalize(leaf, ask.capability), label));
+        }
+        for (ask, capability, label) in resolved {
+            let value = LocalityAsk { capability, count: ask.num_containers, relax: ask.relax_locality };
+            let idx = match self.apps[app.index()].request(ask.priority) {
+                Some(i) => i,
+                None => {
+                    let a = &mut self.apps[app.index()];
+                    let at = a.requests.iter().position(|r| r.priority > ask.priority).unwrap_or(a.requests.len());
+                    a.requests.insert(
+                        at,
+                        CsRequest {
+                            priority: ask.priority,
+                            any: None,
+                            label: a.default_label,
+                            locations: Default::default(),
+                            scheduling_opportunities: 0,
+                            missed_non_partitioned: 0,
+                            re_reservations: 0,
+                        },
+                    );
+                    at
+                }
+            };
+            if ask.resource_name == ANY {
+                self.set_any(app, idx, Some(value), label);
+            } else {
+                let location = self.cluster.intern(&ask.resource_name);
+                self.apps[app.index()].requests[idx].locations.insert(location, value);
+            }
+        }
+        Ok(())
+    }
+
+    /// Replace the `*` ask of request `idx` (and the partition it asks for), moving pending.
+    pub(crate) fn set_any(&mut self, app: AppId, idx: usize, value: Option<LocalityAsk>, label: PartitionId) {
+        let r = &self.apps[app.index()].requests[idx];
+        let old = r.any.map_or(Resource::none(), |a| a.capability.times(a.count.max(0) as i64));
+        let old_label = r.label;
+        let new = value.map_or(Resource::none(), |a| a.capability.times(a.count.max(0) as i64));
+        let r = &mut self.apps[app.index()].requests[idx];
+        r.any = value;
+        r.label = label;
+        self.shift_pending(app, old_label, old, false);
+        self.shift_pending(app, label, new, true);
+    }
+
+    /// Add (or take) `r` to the app's pending in partition `p`; an activated app's pending
+    /// also counts in its queue path, and whether it asks at all makes its user active.
+    pub(crate) fn shift_pending(&mut self, app: AppId, p: PartitionId, r: Resource, add: bool) {
+        if r.is_none() {
+            return;
+        }
+        let a = &mut self.apps[app.index()];
+        let was_asking = a.has_pending();
+        if add {
+            a.pending[p.index()].add_assign(r);
+        } else {
+            a.pending[p.index()].sub_assign(r);
+        }
+        let asking = a.has_pending();
+        if !a.activated {
+            return;
+        }
+        let leaf = a.queue.expect("an activated application has a queue");
+        for q in self.path_to_root(leaf).collect::<Vec<_>>() {
+            let part = &mut self.queues[q.index()].parts[p.index()];
+            if add {
+                part.pending.add_assign(r);
+            } else {
+                part.pending.sub_assign(r);
+            }
+        }
+        if was_asking != asking {
+            let user = self.apps[app.index()].user.clone();
+            let u = self.queues[leaf.index()].users.get_mut(&user).expect("an application's user is listed");
+            if asking {
+                u.asking_apps += 1;
+            } else {
+                u.asking_apps -= 1;
+            }
+        }
+    }
+
+    /// Charge (or release) `r` in partition `p` to the app's leaf path and user; `reserved`
+    /// also moves the queues' reserved resource.
+    pub(crate) fn charge(&mut self, app: AppId, p: PartitionId, r: Resource, add: bool, reserved: bool) {
+        let a = &self.apps[app.index()];
+        let leaf = a.queue.expect("a charged application has a queue");
+        let user = a.user.clone();
+        let mut q = Some(leaf);
+        while let Some(id) = q {
+            let part = &mut self.queues[id.index()].parts[p.index()];
+            if add {
+                part.used.add_assign(r);
+                if reserved {
+                    part.reserved.add_assign(r);
+                }
+            } else {
+                part.used.sub_assign(r);
+                if reserved {
+                    part.reserved.sub_assign(r);
+                }
+            }
+            q = self.queues[id.index()].parent;
+        }
+        let u = self.queues[leaf.index()].users.get_mut(&user).expect("an application's user is listed");
+        if add {
+            u.used[p.index()].add_assign(r);
+        } else {
+            u.used[p.index()].sub_assign(r);
+        }
+    }
+
+    /// A new running container for `app` on `node`: the app's next number, or `seq` (the
+    /// number its reservation took: YARN allocates a fulfilled reservation under its id).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn start_container(
+        &mut self,
+        app: AppId,
+        node: NodeId,
+        resource: Resource,
+        priority: i32,
+        is_am: bool,
+        label: PartitionId,
+        seq: Option<u32>,
+    ) -> ContainerId {
+        let a = &mut self.apps[app.index()];
+        let seq = seq.unwrap_or_else(|| {
+            a.next_container_seq += 1;
+            a.next_container_seq - 1
+        });
+        let (id, generation) = self.cluster.add_container(app, node, resource, priority, is_am, seq, label);
+        let p = self.cluster.node(node).partition;
+        let a = &mut self.apps[app.index()];
+        a.usage.add_assign(resource);
+        a.used[p.index()].add_assign(resource);
+        a.live.push(id, generation);
+        if is_am {
+            a.am_running = true;
+            if a.activated {
+                a.state = AppState::Running;
+            }
+        }
+        self.charge(app, p, resource, true, false);
+        id
+    }
+
+    /// A container finished on its node or was given back by its AM.
+    pub fn complete_container(&mut self, container: ContainerId, exit_status: i32) -> Result<(), SchedulerError> {
+        if !self.cluster.is_live(container) {
+            return Err(SchedulerError::ContainerNotLive(format!("#{}", container.0)));
+        }
+        self.finish_container(container, exit_status);
+        Ok(())
+    }
+
+    pub(crate) fn finish_container(&mut self, container: ContainerId, exit_status: i32) {
+        if !self.cluster.is_live(container) {
+            return;
+        }
+        self.unmark(container);
+        let c = self.cluster.end_container(container, exit_status);
+        let (app, node, resource) = (c.app, c.node, c.resource);
+        let p = self.cluster.node(node).partition;
+        let a = &mut self.apps[app.index()];
+        a.usage.sub_assign(resource);
+        a.used[p.index()].sub_assign(resource);
+        a.live.note_ended(&self.cluster.container_gen);
+        if a.queue.is_some() && a.is_alive() {
+            self.charge(app, p, resource, false, false);
+        }
+    }
+
+    /// Hold `node` for `app`'s request at `priority`: it counts as used by the queue and the
+    /// user, and as reserved, but takes nothing from the node.
+    pub(crate) fn reserve(&mut self, app: AppId, node: NodeId, priority: i32, resource: Resource) {
+        let p = self.cluster.node(node).partition;
+        let a = &mut self.apps[app.index()];
+        let seq = a.next_container_seq;
+        a.next_container_seq += 1;
+        a.reserved[p.index()].add_assign(resource);
+        a.reservations.push(HeldReservation { node, priority, resource, partition: p });
+        self.cluster.nodes[node.index()].reservation = Some(Reservation { app, priority, resource, seq });
+        self.charge(app, p, resource, true, true);
+        self.counters.reservations_made += 1;
+    }
+
+    /// Drop `app`'s reservation on `node`.
+    pub(crate) fn unreserve(&mut self, app: AppId, node: NodeId) {
+        let n = &mut self.cluster.nodes[node.index()];
+        if n.reservation.is_some_and(|r| r.app == app) {
+            n.reservation = None;
+            self.counters.reservations_released += 1;
+        }
+        let a = &mut self.apps[app.index()];
+        let Some(i) = a.reservations.iter().position(|r| r.node == node) else { return };
+        let held = a.reservations.remove(i);
+        a.reserved[held.partition.index()].sub_assign(held.resource);
+        if a.queue.is_some() && a.is_alive() {
+            self.charge(app, held.partition, held.resource, false, true);
+        }
+    }
+
+    /// The application finishes: containers released, reservations dropped, it leaves its
+    /// queue (which may activate waiting applications).
+    pub fn finish_app(&mut self, app: AppId) -> Result<(), SchedulerError> {
+        if !self.apps[app.index()].is_alive() {
+            return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
+        }
+        for c in self.cluster.live(&self.apps[app.index()].live).collect::<Vec<_>>() {
+            self.finish_container(c, -100);
+        }
+        for node in self.apps[app.index()].reservations.iter().map(|r| r.node).collect::<Vec<_>>() {
+            self.unreserve(app, node);
+        }
+        let leaf = self.apps[app.index()].queue.expect("an alive application has a queue");
+        self.detach(app, leaf);
+        let a = &mut self.apps[app.index()];
+        a.state = AppState::Finished;
+        a.requests.clear();
+        for r in a.pending.iter_mut() {
+            *r = Resource::none();
+        }
+        a.wait = None;
+        self.activate(leaf);
+        Ok(())
+    }
+
+    /// Take `app` out of its leaf's lists: its AM usage, pending and user counts go.
+    fn detach(&mut self, app: AppId, leaf: QueueId) {
+        let activated = self.apps[app.index()].activated;
+        if activated {
+            // Withdraw its pending from the path while it still counts as activated.
+            let pending = self.apps[app.index()].pending.clone();
+            for (p, r) in pending.iter().enumerate() {
+                self.shift_pending(app, PartitionId(p as u32), *r, false);
+                self.apps[app.index()].pending[p] = *r;
+            }
+        }
+        let a = &mut self.apps[app.index()];
+        let (user, am, am_p) = (a.user.clone(), a.am_resource, a.am_partition);
+        a.activated = false;
+        let q = &mut self.queues[leaf.index()];
+        q.active.retain(|&x| x != app);
+        q.waiting.retain(|&x| x != app);
+        let u = q.users.get_mut(&user).expect("an application's user is listed");
+        if activated {
+            u.active_apps -= 1;
+            u.am_used[am_p.index()].sub_assign(am);
+            q.parts[am_p.index()].am_used.sub_assign(am);
+        } else {
+            u.pending_apps -= 1;
+        }
+        if u.total_apps() == 0 && u.used.iter().all(Resource::is_none) {
+            q.users.remove(&user);
+        }
+    }
+
+    /// Move an application to another leaf as YARN's `moveApplication`: the target must be
+    /// a RUNNING leaf below its limits that may use the app's label; the app's containers
+    /// move with it and it is activated there as a new submission would be.
+    pub fn move_app(&mut self, app: AppId, target: &str) -> Result<QueueId, SchedulerError> {
+        let a = &self.apps[app.index()];
+        if !a.is_alive() {
+            return Err(SchedulerError::AppNotAlive(a.name.clone()));
+        }
+        let source = a.queue.expect("an alive application has a queue");
+        let refused = |m: String| SchedulerError::MoveRefused(m);
+        let dest = self.resolve_queue(target).map_err(|e| refused(format!("target queue {target} is {e}")))?;
+        if !self.q(dest).leaf {
+            return Err(refused(format!("target queue {} is not a leaf queue", self.q(dest).name)));
+        }
+        if dest == source {
+            return Ok(dest);
+        }
+        let user = a.user.clone();
+        let app_id = a.yarn_id.to_string();
+        self.check_submission(dest, &user, &app_id).map_err(refused)?;
+        let labels: Vec<PartitionId> =
+            std::iter::once(a.default_label).chain(a.requests.iter().map(|r| r.label)).collect();
+        if let Some(p) = labels.iter().find(|p| !self.q(dest).parts[p.index()].accessible) {
+            return Err(refused(format!(
+                "Specified queue={} can't satisfy following apps label expressions ={}",
+                self.q(dest).name,
+                self.partition_name(*p)
+            )));
+        }
+        let used = self.apps[app.index()].used.clone();
+        let reserved = self.apps[app.index()].reserved.clone();
+        for (p, (u, r)) in used.iter().zip(&reserved).enumerate() {
+            let p = PartitionId(p as u32);
+            self.charge(app, p, *u, false, false);
+            self.charge(app, p, *r, false, true);
+        }
+        self.detach(app, source);
+        self.apps[app.index()].queue = Some(dest);
+        let nparts = self.nparts();
+        let q = self.q_mut(dest);
+        q.waiting.push(app);
+        q.users
+            .entry(user)
+            .or_insert_with(|| CsUser {
+                used: vec![Resource::none(); nparts],
+                am_used: vec![Resource::none(); nparts],
+                ..Default::default()
+            })
+            .pending_apps += 1;
+        for (p, (u, r)) in used.iter().zip(&reserved).enumerate() {
+            let p = PartitionId(p as u32);
+            self.charge(app, p, *u, true, false);
+            self.charge(app, p, *r, true, true);
+        }
+        self.activate(dest);
+        self.activate(source);
+        Ok(dest)
+    }
+
+    /// Put running containers on a node directly, as an RM recovering after a restart learns
+    /// them from its NodeManagers: no limit or locality check. `label`: the node-label
+    /// expression they were asked with (default: the node's partition).
+    #[allow(clippy::too_many_arguments)]
+    pub fn place_containers(
+        &mut self,
+        app: AppId,
+        node: NodeId,
+        capability: Resource,
+        priority: i32,
+        count: u32,
+        am: bool,
+        label: Option<&str>,
+    ) -> Result<Vec<ContainerId>, SchedulerError> {
+        if !self.apps[app.index()].is_alive() {
+            return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
+        }
+        if self.cluster.node(node).removed {
+            return Err(SchedulerError::UnknownNode(self.cluster.node(node).name.clone()));
+        }
+        let label = match label {
+            Some(l) => self
+                .cluster
+                .partition_id(l)
+                .ok_or_else(|| SchedulerError::InvalidRequest(format!("node label {l} does not exist")))?,
+            None => self.cluster.node(node).partition,
+        };
+        let mut out = Vec::new();
+        for i in 0..count {
+            let is_am = am && i == 0 && !self.apps[app.index()].am_running;
+            out.push(self.start_container(app, node, capability, priority, is_am, label, None));
+            if is_am {
+                // The recovered AM satisfies the AM ask made at submission.
+                if let Some(idx) = self.apps[app.index()].request(0) {
+                    let r = &self.apps[app.index()].requests[idx];
+                    if let Some(any) = r.any.filter(|a| a.count > 0) {
+                        let label = r.label;
+                        self.set_any(app, idx, Some(LocalityAsk { count: any.count - 1, ..any }), label);
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Give `node` a reservation for `app` at `priority`, as recovery would.
+    pub fn place_reservation(
+        &mut self,
+        app: AppId,
+        node: NodeId,
+        capability: Resource,
+        priority: i32,
+    ) -> Result<(), SchedulerError> {
+        if !self.apps[app.index()].is_alive() {
+            return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
+        }
+        if let Some(r) = self.cluster.node(node).reservation {
+            return Err(SchedulerError::InvalidRequest(format!(
+                "node {} already holds a reservation (for {})",
+                self.cluster.node(node).name,
+                self.apps[r.app.index()].name
+            )));
+        }
+        self.reserve(app, node, priority, capability);
+        Ok(())
+    }
+}

@@ -1,0 +1,130 @@
+//! The Capacity Scheduler's auditor: every incremental aggregate (queue used, reserved,
+//! pending and AM usage per partition, users' usage and counts, applications' usage) is
+//! recomputed from the containers, reservations and asks and compared.
+
+use std::collections::BTreeMap;
+
+use fairloom_model::Resource;
+
+use super::state::CsUser;
+use super::CapacityScheduler;
+use crate::audit::{check, Mismatch};
+use crate::ids::AppId;
+
+/// One queue's aggregates in one partition, recomputed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct FreshPart {
+    pub used: Resource,
+    pub reserved: Resource,
+    pub pending: Resource,
+    pub am_used: Resource,
+}
+
+pub(crate) struct Fresh {
+    /// By queue, then partition.
+    pub parts: Vec<Vec<FreshPart>>,
+    pub users: Vec<BTreeMap<String, CsUser>>,
+}
+
+impl CapacityScheduler {
+    /// The aggregates as they follow from the applications alone.
+    pub(crate) fn recompute(&self) -> Fresh {
+        let nparts = self.nparts();
+        let mut parts = vec![vec![FreshPart::default(); nparts]; self.queues.len()];
+        let mut users: Vec<BTreeMap<String, CsUser>> = vec![BTreeMap::new(); self.queues.len()];
+        for a in self.apps.iter().filter(|a| a.is_alive()) {
+            let Some(leaf) = a.queue else { continue };
+            let u = users[leaf.index()].entry(a.user.clone()).or_insert_with(|| CsUser {
+                used: vec![Resource::none(); nparts],
+                am_used: vec![Resource::none(); nparts],
+                ..Default::default()
+            });
+            if a.activated {
+                u.active_apps += 1;
+                u.am_used[a.am_partition.index()].add_assign(a.am_resource);
+                if a.has_pending() {
+                    u.asking_apps += 1;
+                }
+            } else {
+                u.pending_apps += 1;
+            }
+            for (p, user_used) in u.used.iter_mut().enumerate() {
+                let used = a.used[p].saturating_add(a.reserved[p]);
+                user_used.add_assign(used);
+                for q in self.path_to_root(leaf) {
+                    let f = &mut parts[q.index()][p];
+                    f.used.add_assign(used);
+                    f.reserved.add_assign(a.reserved[p]);
+                    if a.activated {
+                        f.pending.add_assign(a.pending[p]);
+                    }
+                }
+            }
+            if a.activated {
+                parts[leaf.index()][a.am_partition.index()].am_used.add_assign(a.am_resource);
+            }
+        }
+        Fresh { parts, users }
+    }
+
+    /// Every mismatch between an incremental aggregate and its recomputed value.
+    pub fn audit(&self) -> Vec<Mismatch> {
+        let mut out = Vec::new();
+        self.cluster.audit(&mut out);
+        let nparts = self.nparts();
+        let mut app_used = vec![vec![Resource::none(); nparts]; self.apps.len()];
+        let mut app_count = vec![0usize; self.apps.len()];
+        for c in self.cluster.containers.iter().filter(|c| c.alive) {
+            let p = self.cluster.node(c.node).partition;
+            app_used[c.app.index()][p.index()].add_assign(c.resource);
+            app_count[c.app.index()] += 1;
+        }
+        for (i, a) in self.apps.iter().enumerate() {
+            check(&mut out, || format!("app {} used", a.name), &a.used, &app_used[i]);
+            let total = app_used[i].iter().fold(Resource::none(), |acc, r| acc.saturating_add(*r));
+            check(&mut out, || format!("app {} usage", a.name), a.usage, total);
+            check(&mut out, || format!("app {} live containers", a.name), a.live.len(), app_count[i]);
+            let mut pending = vec![Resource::none(); nparts];
+            for r in &a.requests {
+                if let Some(any) = r.any {
+                    pending[r.label.index()].add_assign(any.capability.times(any.count.max(0) as i64));
+                }
+            }
+            check(&mut out, || format!("app {} pending", a.name), &a.pending, &pending);
+            let mut reserved = vec![Resource::none(); nparts];
+            for h in &a.reservations {
+                reserved[h.partition.index()].add_assign(h.resource);
+                let holds = self.cluster.node(h.node).reservation.is_some_and(|r| r.app == AppId(i as u32));
+                check(
+                    &mut out,
+                    || format!("app {} reservation on {}", a.name, self.cluster.node(h.node).name),
+                    holds,
+                    true,
+                );
+            }
+            check(&mut out, || format!("app {} reserved", a.name), &a.reserved, &reserved);
+            if let Some(q) = a.queue.filter(|_| a.is_alive()) {
+                let listed = if a.activated { &self.q(q).active } else { &self.q(q).waiting };
+                check(
+                    &mut out,
+                    || format!("app {} listed in {}", a.name, self.q(q).name),
+                    listed.contains(&AppId(i as u32)),
+                    true,
+                );
+            }
+        }
+        let fresh = self.recompute();
+        for (i, q) in self.queues.iter().enumerate().filter(|(_, q)| !q.removed) {
+            for (p, part) in q.parts.iter().enumerate() {
+                let f = &fresh.parts[i][p];
+                let label = &self.cluster.partitions[p].name;
+                check(&mut out, || format!("queue {} used [{label}]", q.name), part.used, f.used);
+                check(&mut out, || format!("queue {} reserved [{label}]", q.name), part.reserved, f.reserved);
+                check(&mut out, || format!("queue {} pending [{label}]", q.name), part.pending, f.pending);
+                check(&mut out, || format!("queue {} AM used [{label}]", q.name), part.am_used, f.am_used);
+            }
+            check(&mut out, || format!("queue {} users", q.name), &q.users, &fresh.users[i]);
+        }
+        out
+    }
+}

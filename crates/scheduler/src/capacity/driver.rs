@@ -1,0 +1,221 @@
+//! The Capacity Scheduler behind the driver interface.
+
+use fairloom_model::{Millis, Resource, ResourceTypes};
+
+use super::CapacityScheduler;
+use crate::audit::Mismatch;
+use crate::cluster::live::LiveIter;
+use crate::cluster::Cluster;
+use crate::driver::{AppView, Ask, Counters, Decision, NodeSpec, QueueSummary, Scheduler, SchedulerError, SubmitSpec};
+use crate::ids::{AppId, ContainerId, NodeId, PartitionId};
+use crate::phases::{PhaseClock, PhaseTimes};
+
+impl CapacityScheduler {
+    /// Register nodes; capacities are resolved once for all of them.
+    pub fn add_nodes(&mut self, nodes: &[NodeSpec<'_>]) -> Result<Vec<NodeId>, SchedulerError> {
+        let mut partitions = Vec::with_capacity(nodes.len());
+        for n in nodes {
+            let label = n.label.unwrap_or("");
+            let p = self.cluster.partition_id(label).ok_or_else(|| {
+                SchedulerError::InvalidRequest(format!("node {}: unknown node label '{label}'", n.name))
+            })?;
+            partitions.push(p);
+        }
+        let mut ids = Vec::with_capacity(nodes.len());
+        for (n, p) in nodes.iter().zip(partitions) {
+            ids.push(self.cluster.register_node(n.name, n.rack, n.resource, p)?);
+        }
+        self.cluster_changed();
+        Ok(ids)
+    }
+
+    /// The node is lost: its containers end (ABORTED) and its reservation goes.
+    pub fn remove_node(&mut self, node: NodeId) {
+        if self.cluster.node(node).removed {
+            return;
+        }
+        for c in self.cluster.node_containers(node).collect::<Vec<_>>() {
+            self.finish_container(c, -100);
+        }
+        if let Some(r) = self.cluster.node(node).reservation {
+            self.unreserve(r.app, node);
+        }
+        self.cluster.deregister_node(node);
+        self.cluster_changed();
+    }
+
+    /// Capacities follow the partitions' resources; more room may activate applications.
+    fn cluster_changed(&mut self) {
+        self.resolve_capacities();
+        for leaf in self.leaves() {
+            self.activate(leaf);
+        }
+    }
+
+    /// The periodic update: one round of the preemption policy when the monitor is on.
+    pub fn update(&mut self, now: Millis) {
+        self.counters.updates += 1;
+        if self.policy.enabled {
+            self.preemption_round(now);
+        }
+    }
+}
+
+impl Scheduler for CapacityScheduler {
+    fn kind(&self) -> &'static str {
+        "capacity"
+    }
+
+    fn resource_types(&self) -> &ResourceTypes {
+        &self.props.resource_types
+    }
+
+    fn cluster(&self) -> &Cluster {
+        &self.cluster
+    }
+
+    fn add_nodes(&mut self, nodes: &[NodeSpec<'_>]) -> Result<Vec<NodeId>, SchedulerError> {
+        CapacityScheduler::add_nodes(self, nodes)
+    }
+
+    fn remove_node(&mut self, node: NodeId) {
+        CapacityScheduler::remove_node(self, node)
+    }
+
+    fn submit(&mut self, spec: &SubmitSpec<'_>, now: Millis) -> AppId {
+        CapacityScheduler::submit(self, spec, now)
+    }
+
+    fn set_asks(&mut self, app: AppId, asks: &[Ask]) -> Result<(), SchedulerError> {
+        CapacityScheduler::set_asks(self, app, asks)
+    }
+
+    fn node_heartbeat_into(
+        &mut self,
+        node: NodeId,
+        completed: &[(ContainerId, i32)],
+        now: Millis,
+        out: &mut Vec<Decision>,
+    ) -> usize {
+        CapacityScheduler::node_heartbeat_into(self, node, completed, now, out)
+    }
+
+    fn update(&mut self, now: Millis) {
+        CapacityScheduler::update(self, now)
+    }
+
+    fn complete_container(&mut self, container: ContainerId, exit_status: i32) -> Result<(), SchedulerError> {
+        CapacityScheduler::complete_container(self, container, exit_status)
+    }
+
+    fn finish_app(&mut self, app: AppId) -> Result<(), SchedulerError> {
+        CapacityScheduler::finish_app(self, app)
+    }
+
+    fn move_app(&mut self, app: AppId, target: &str) -> Result<(), SchedulerError> {
+        CapacityScheduler::move_app(self, app, target).map(|_| ())
+    }
+
+    fn place_containers(
+        &mut self,
+        app: AppId,
+        node: NodeId,
+        capability: Resource,
+        priority: i32,
+        count: u32,
+        am: bool,
+        label: Option<&str>,
+    ) -> Result<Vec<ContainerId>, SchedulerError> {
+        CapacityScheduler::place_containers(self, app, node, capability, priority, count, am, label)
+    }
+
+    fn place_reservation(
+        &mut self,
+        app: AppId,
+        node: NodeId,
+        capability: Resource,
+        priority: i32,
+    ) -> Result<(), SchedulerError> {
+        CapacityScheduler::place_reservation(self, app, node, capability, priority)
+    }
+
+    fn app(&self, app: AppId) -> AppView<'_> {
+        let a = &self.apps[app.index()];
+        AppView {
+            name: &a.name,
+            user: &a.user,
+            queue: a.queue.filter(|_| a.rejection.is_none()).map(|q| self.queues[q.index()].name.as_str()),
+            state: a.state,
+            rejection: a.rejection.as_deref(),
+            runnable: a.activated,
+            am_running: a.am_running,
+            live_containers: a.live.len(),
+            usage: a.usage,
+            pending: a.total_pending(),
+            preempted: a.preempted,
+            preemption_marked: a.marked,
+            wait: a.wait.as_ref(),
+        }
+    }
+
+    fn app_count(&self) -> usize {
+        self.apps.len()
+    }
+
+    fn app_containers(&self, app: AppId) -> LiveIter<'_> {
+        self.cluster.live(&self.apps[app.index()].live)
+    }
+
+    fn queue_summaries(&self) -> Vec<QueueSummary> {
+        self.queues()
+            .map(|(_, q)| {
+                let part = &q.parts[PartitionId::DEFAULT.index()];
+                let pending = if q.leaf {
+                    q.parts.iter().fold(Resource::none(), |acc, p| acc.saturating_add(p.pending))
+                } else {
+                    Resource::none()
+                };
+                QueueSummary {
+                    name: q.name.clone(),
+                    leaf: q.leaf,
+                    depth: q.depth,
+                    usage: q.parts.iter().fold(Resource::none(), |acc, p| acc.saturating_add(p.used)),
+                    share: part.guaranteed,
+                    max: part.maximum,
+                    pending,
+                }
+            })
+            .collect()
+    }
+
+    fn audit(&self) -> Vec<Mismatch> {
+        CapacityScheduler::audit(self)
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    fn preemption_counters(&self) -> Vec<(&'static str, i64)> {
+        let m = &self.monitor.counters;
+        vec![
+            ("rounds", m.rounds as i64),
+            ("containers_marked", m.containers_marked as i64),
+            ("containers_killed", m.containers_killed as i64),
+            ("reservations_dropped", m.reservations_dropped as i64),
+            ("memory_freed_mb", m.memory_freed_mb),
+        ]
+    }
+
+    fn phases(&self) -> &PhaseTimes {
+        &self.phases
+    }
+
+    fn set_phase_clock(&mut self, clock: Box<dyn PhaseClock>) {
+        CapacityScheduler::set_phase_clock(self, clock)
+    }
+
+    fn update_interval_ms(&self) -> i64 {
+        self.policy.monitoring_interval_ms.max(1)
+    }
+}

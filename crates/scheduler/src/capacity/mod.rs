@@ -1,0 +1,284 @@
+//! YARN's Capacity Scheduler: a queue tree with guaranteed and maximum capacities per node
+//! partition, node-driven allocation (children in priority-utilization order, applications
+//! in fifo or fair order, user limits, AM limits with pending activation, reservations and
+//! delay scheduling), and `ProportionalCapacityPreemptionPolicy` run from `update`.
+
+mod apps;
+mod assign;
+mod audit;
+pub mod calc;
+mod driver;
+pub mod preempt;
+mod queues;
+pub mod state;
+mod users;
+
+use std::collections::{BTreeMap, HashMap};
+
+use fairloom_config::capacity::Lines;
+use fairloom_config::{
+    parse_capacity_config, CapacityConfig, ConfigError, PreemptionConfig, Properties, SchedulerProperties,
+};
+use fairloom_model::Resource;
+
+use crate::cluster::Cluster;
+use crate::driver::{Counters, SchedulerError};
+use crate::ids::{AppId, PartitionId, QueueId};
+use crate::phases::{PhaseClock, PhaseTimes};
+use calc::Calc;
+use state::{CsApp, CsQueue};
+
+pub use preempt::{PreemptionReport, QueueRound};
+
+/// `yarn.cluster.max-application-priority`.
+const MAX_APP_PRIORITY: &str = "yarn.cluster.max-application-priority";
+const ACL_ENABLE: &str = "yarn.acl.enable";
+
+/// Everything a Capacity Scheduler is configured from.
+#[derive(Debug, Clone, Default)]
+pub struct CapacitySetup {
+    /// yarn-site.xml.
+    pub site: Properties,
+    /// capacity-scheduler.xml.
+    pub capacity: Properties,
+    /// Lines of the capacity properties when they came from a file (for errors).
+    pub lines: Option<Lines>,
+    /// Countable resource types beyond memory and vcores (besides `yarn.resource-types`).
+    pub extra_types: Vec<String>,
+}
+
+impl CapacitySetup {
+    /// yarn-site overlaid by capacity-scheduler.xml: what YARN's scheduler configuration reads.
+    fn merged(&self) -> Properties {
+        let mut m = self.site.clone();
+        m.extend(self.capacity.iter().map(|(k, v)| (k.clone(), v.clone())));
+        m
+    }
+
+    fn load(&self) -> Result<(SchedulerProperties, CapacityConfig, PreemptionConfig), ConfigError> {
+        let props = SchedulerProperties::from_properties(&self.merged(), &self.extra_types)
+            .map_err(|e| e.in_file("yarn-site"))?;
+        let conf = parse_capacity_config(&self.capacity, &self.site, self.lines.as_ref(), &props.resource_types)
+            .map_err(|e| e.in_file("capacity-scheduler"))?;
+        let policy = PreemptionConfig::from_properties(&self.merged()).map_err(|e| e.in_file("capacity-scheduler"))?;
+        Ok((props, conf, policy))
+    }
+}
+
+pub struct CapacityScheduler {
+    pub(crate) setup: CapacitySetup,
+    pub(crate) props: SchedulerProperties,
+    pub(crate) conf: CapacityConfig,
+    pub(crate) policy: PreemptionConfig,
+    pub(crate) calc: Calc,
+    pub(crate) cluster: Cluster,
+    pub(crate) queues: Vec<CsQueue>,
+    pub(crate) queue_index: HashMap<String, QueueId>,
+    pub(crate) apps: Vec<CsApp>,
+    pub(crate) max_app_priority: i32,
+    pub(crate) acl_enabled: bool,
+    pub(crate) groups: BTreeMap<String, Vec<String>>,
+    pub(crate) monitor: preempt::Monitor,
+    pub(crate) cluster_timestamp: i64,
+    pub counters: Counters,
+    pub phases: PhaseTimes,
+    pub(crate) phase_clock: Option<Box<dyn PhaseClock>>,
+}
+
+impl Clone for CapacityScheduler {
+    /// A copy of the state (the dry run's); the phase clock stays with the original.
+    fn clone(&self) -> Self {
+        Self {
+            setup: self.setup.clone(),
+            props: self.props.clone(),
+            conf: self.conf.clone(),
+            policy: self.policy.clone(),
+            calc: self.calc,
+            cluster: self.cluster.clone(),
+            queues: self.queues.clone(),
+            queue_index: self.queue_index.clone(),
+            apps: self.apps.clone(),
+            max_app_priority: self.max_app_priority,
+            acl_enabled: self.acl_enabled,
+            groups: self.groups.clone(),
+            monitor: self.monitor.clone(),
+            cluster_timestamp: self.cluster_timestamp,
+            counters: self.counters.clone(),
+            phases: self.phases.clone(),
+            phase_clock: None,
+        }
+    }
+}
+
+fn int_property(props: &Properties, key: &str, default: i64) -> Result<i64, ConfigError> {
+    match props.get(key).map(|v| v.trim()) {
+        None | Some("") => Ok(default),
+        Some(v) => v.parse().map_err(|_| ConfigError::new(format!("'{v}' is not an integer")).element(key)),
+    }
+}
+
+impl CapacityScheduler {
+    /// A scheduler over an empty cluster whose partitions are `labels` (name, exclusive).
+    pub fn new(setup: CapacitySetup, labels: &[(String, bool)]) -> Result<Self, SchedulerError> {
+        let (props, conf, policy) = setup.load()?;
+        let merged = setup.merged();
+        let max_app_priority = int_property(&merged, MAX_APP_PRIORITY, 0)? as i32;
+        let acl_enabled = merged.get(ACL_ENABLE).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        let mut cluster = Cluster::default();
+        for (name, exclusive) in labels {
+            cluster.add_partition(name, *exclusive)?;
+        }
+        let calc = Calc::new(conf.calculator, props.resource_types.len());
+        let mut s = Self {
+            setup,
+            props,
+            conf: conf.clone(),
+            policy,
+            calc,
+            cluster,
+            queues: Vec::new(),
+            queue_index: HashMap::new(),
+            apps: Vec::new(),
+            max_app_priority,
+            acl_enabled,
+            groups: BTreeMap::new(),
+            monitor: preempt::Monitor::default(),
+            cluster_timestamp: 0,
+            counters: Counters::default(),
+            phases: PhaseTimes::default(),
+            phase_clock: None,
+        };
+        s.build_tree(&conf)?;
+        Ok(s)
+    }
+
+    /// User → groups (ACLs). Users not listed have one group named like the user.
+    pub fn set_groups(&mut self, groups: BTreeMap<String, Vec<String>>) {
+        self.groups = groups;
+    }
+
+    pub fn config(&self) -> &CapacityConfig {
+        &self.conf
+    }
+
+    pub fn preemption_config(&self) -> &PreemptionConfig {
+        &self.policy
+    }
+
+    pub fn properties(&self) -> &SchedulerProperties {
+        &self.props
+    }
+
+    pub fn calculator(&self) -> Calc {
+        self.calc
+    }
+
+    pub fn cluster(&self) -> &Cluster {
+        &self.cluster
+    }
+
+    /// Every queue of the tree, parents before children.
+    pub fn queues(&self) -> impl Iterator<Item = (QueueId, &CsQueue)> {
+        self.queues.iter().enumerate().filter(|(_, q)| !q.removed).map(|(i, q)| (QueueId(i as u32), q))
+    }
+
+    pub fn queue(&self, id: QueueId) -> &CsQueue {
+        &self.queues[id.index()]
+    }
+
+    pub fn queue_id(&self, path: &str) -> Option<QueueId> {
+        self.queue_index.get(path).copied()
+    }
+
+    pub fn app(&self, id: AppId) -> &CsApp {
+        &self.apps[id.index()]
+    }
+
+    pub fn apps(&self) -> impl Iterator<Item = (AppId, &CsApp)> {
+        self.apps.iter().enumerate().map(|(i, a)| (AppId(i as u32), a))
+    }
+
+    pub fn partition_name(&self, p: PartitionId) -> &str {
+        &self.cluster.partition(p).name
+    }
+
+    /// The partitions: the default one first, then the labels in declaration order.
+    pub fn partitions(&self) -> impl Iterator<Item = PartitionId> {
+        (0..self.cluster.partitions.len() as u32).map(PartitionId)
+    }
+
+    /// A queue's guaranteed resource in the default partition (YARN's effective capacity).
+    pub fn guaranteed(&self, id: QueueId) -> Resource {
+        self.queues[id.index()].parts[0].guaranteed
+    }
+
+    /// Hot reload (a queue refresh): a valid new configuration applies at once; an invalid
+    /// one is rejected whole and the old one stays. `site` and `capacity` each replace their
+    /// file when given. A refresh never deactivates an application.
+    pub fn reload(&mut self, site: Option<Properties>, capacity: Option<Properties>) -> Result<(), SchedulerError> {
+        let mut setup = self.setup.clone();
+        if let Some(site) = site {
+            setup.site = site;
+        }
+        if let Some(capacity) = capacity {
+            setup.capacity = capacity;
+            setup.lines = None;
+        }
+        let (props, conf, policy) = setup.load()?;
+        if props.resource_types != self.props.resource_types {
+            return Err(ConfigError::new("resource types cannot change on reload").into());
+        }
+        let merged = setup.merged();
+        let max_app_priority = int_property(&merged, MAX_APP_PRIORITY, 0)? as i32;
+        self.check_reload(&conf)?;
+        let mut next = self.clone();
+        next.setup = setup;
+        next.props = props;
+        next.policy = policy;
+        next.calc = Calc::new(conf.calculator, next.props.resource_types.len());
+        next.max_app_priority = max_app_priority;
+        next.acl_enabled = merged.get(ACL_ENABLE).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        next.rebuild_tree(&conf)?;
+        next.phase_clock = self.phase_clock.take();
+        *self = next;
+        Ok(())
+    }
+
+    pub(crate) fn q(&self, id: QueueId) -> &CsQueue {
+        &self.queues[id.index()]
+    }
+
+    pub(crate) fn q_mut(&mut self, id: QueueId) -> &mut CsQueue {
+        &mut self.queues[id.index()]
+    }
+
+    /// `q` is `ancestor` or lies below it.
+    pub fn is_under(&self, q: QueueId, ancestor: QueueId) -> bool {
+        self.path_to_root(q).any(|x| x == ancestor)
+    }
+
+    /// The queue and its ancestors up to root, leaf first.
+    pub(crate) fn path_to_root(&self, id: QueueId) -> impl Iterator<Item = QueueId> + '_ {
+        std::iter::successors(Some(id), move |q| self.q(*q).parent)
+    }
+
+    /// Time the allocation's phases with the driver's clock (counters are kept regardless).
+    pub fn set_phase_clock(&mut self, clock: Box<dyn PhaseClock>) {
+        self.phase_clock = Some(clock);
+    }
+
+    #[inline]
+    pub(crate) fn clock_ns(&self) -> u64 {
+        self.phase_clock.as_ref().map_or(0, |c| c.now_ns())
+    }
+
+    pub(crate) fn groups_of(&self, user: &str) -> Vec<String> {
+        self.groups.get(user).cloned().unwrap_or_else(|| vec![user.to_string()])
+    }
+
+    pub(crate) fn nparts(&self) -> usize {
+        self.cluster.partitions.len()
+    }
+}
+
+pub const ROOT: QueueId = QueueId(0);

@@ -1,0 +1,209 @@
+//! The Capacity Scheduler's objects: queues with their per-partition capacities and usage,
+//! users of a leaf, applications with their requests. Plain data in arenas.
+
+use std::collections::BTreeMap;
+
+use fairloom_config::CapacityQueueConfig;
+use fairloom_model::{ApplicationId, Millis, Resource};
+
+use crate::driver::AppState;
+use crate::ids::{AppId, LocationId, NodeId, PartitionId, QueueId};
+use crate::live::LiveList;
+use crate::reason::WaitReason;
+
+/// A queue's capacities and usage in one partition.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct QueuePart {
+    /// The queue may use the partition (its accessible node labels; always for the default).
+    pub accessible: bool,
+    /// Fraction of the parent's guarantee (float32, as YARN keeps it).
+    pub capacity: f32,
+    /// Fraction of the parent's maximum.
+    pub max_capacity: f32,
+    pub abs_capacity: f32,
+    pub abs_max_capacity: f32,
+    /// Configured absolute guarantee / maximum, when given as resources.
+    pub min_absolute: Option<Resource>,
+    pub max_absolute: Option<Resource>,
+    pub max_am_percent: f32,
+    /// The guarantee and maximum as resources, resolved against the partition's resource
+    /// (YARN's effective minimum and maximum resource).
+    pub guaranteed: Resource,
+    pub maximum: Resource,
+    /// Containers and reservations of the subtree in this partition.
+    pub used: Resource,
+    pub reserved: Resource,
+    /// Leaves: outstanding asks of its activated applications in this partition.
+    pub pending: Resource,
+    /// Leaves: AM resources of its activated applications whose AM is in this partition.
+    pub am_used: Resource,
+}
+
+/// One user of a leaf queue.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CsUser {
+    /// By partition: containers and reservations of the user's applications.
+    pub used: Vec<Resource>,
+    pub am_used: Vec<Resource>,
+    /// Activated applications.
+    pub active_apps: u32,
+    /// Applications waiting for activation.
+    pub pending_apps: u32,
+    /// Activated applications with an outstanding ask: the user is active while it has one.
+    pub asking_apps: u32,
+}
+
+impl CsUser {
+    pub fn is_active(&self) -> bool {
+        self.asking_apps > 0
+    }
+
+    pub fn total_apps(&self) -> u32 {
+        self.active_apps + self.pending_apps
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct CsQueue {
+    /// Full path: `root.a.b`.
+    pub name: String,
+    pub parent: Option<QueueId>,
+    /// In configuration order.
+    pub children: Vec<QueueId>,
+    pub leaf: bool,
+    /// Depth below root.
+    pub depth: usize,
+    pub settings: CapacityQueueConfig,
+    /// By partition id.
+    pub parts: Vec<QueuePart>,
+    /// Leaves: activated applications, and applications waiting for activation.
+    pub active: Vec<AppId>,
+    pub waiting: Vec<AppId>,
+    pub users: BTreeMap<String, CsUser>,
+    /// The slot no longer belongs to the tree (a reload removed it).
+    pub removed: bool,
+}
+
+impl CsQueue {
+    pub fn part(&self, p: PartitionId) -> &QueuePart {
+        &self.parts[p.index()]
+    }
+
+    pub fn app_count(&self) -> usize {
+        self.active.len() + self.waiting.len()
+    }
+}
+
+/// The asks of one application at one resource name (`*`, a rack or a host).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LocalityAsk {
+    pub capability: Resource,
+    pub count: i32,
+    pub relax: bool,
+}
+
+/// All asks of one application at one priority (YARN's scheduler key), keyed by resource
+/// name; the `*` ask carries the priority's node-label expression.
+#[derive(Debug, Clone)]
+pub struct CsRequest {
+    pub priority: i32,
+    pub any: Option<LocalityAsk>,
+    /// The partition the `*` ask asks for.
+    pub label: PartitionId,
+    pub locations: BTreeMap<LocationId, LocalityAsk>,
+    /// Node heartbeats that offered this key (delay scheduling).
+    pub scheduling_opportunities: u32,
+    /// Offers of labelled nodes to a default-partition ask (non-exclusive sharing waits for
+    /// as many as the cluster has nodes).
+    pub missed_non_partitioned: u32,
+    /// Times a reserved node was re-reserved for this key.
+    pub re_reservations: u32,
+}
+
+impl CsRequest {
+    pub fn any_count(&self) -> i32 {
+        self.any.map_or(0, |a| a.count.max(0))
+    }
+
+    pub fn at(&self, location: LocationId) -> Option<&LocalityAsk> {
+        self.locations.get(&location).filter(|a| a.count > 0)
+    }
+
+    /// YARN's `canDelayTo`: no ask at that name, or one that relaxes locality.
+    pub fn can_delay_to(&self, location: Option<LocationId>) -> bool {
+        match location {
+            None => self.any.is_none_or(|a| a.relax),
+            Some(l) => self.locations.get(&l).is_none_or(|a| a.relax),
+        }
+    }
+
+    /// YARN's `getUniqueLocationAsks`.
+    pub fn unique_location_asks(&self) -> usize {
+        self.locations.len() + usize::from(self.any.is_some())
+    }
+}
+
+/// A reservation the application holds: the node and the request key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeldReservation {
+    pub node: NodeId,
+    pub priority: i32,
+    pub resource: Resource,
+    pub partition: PartitionId,
+}
+
+#[derive(Debug, Clone)]
+pub struct CsApp {
+    pub name: String,
+    pub yarn_id: ApplicationId,
+    pub user: String,
+    pub queue: Option<QueueId>,
+    /// Application priority (higher runs first), capped at the cluster's maximum.
+    pub priority: i32,
+    pub start_time: Millis,
+    pub state: AppState,
+    pub rejection: Option<String>,
+    /// In its leaf's ordering policy (YARN's "active" application).
+    pub activated: bool,
+    pub unmanaged_am: bool,
+    /// What activation charges against the AM limits, and in which partition.
+    pub am_resource: Resource,
+    pub am_partition: PartitionId,
+    pub am_running: bool,
+    pub default_label: PartitionId,
+    /// By priority, lowest number (highest YARN priority) first.
+    pub requests: Vec<CsRequest>,
+    /// By partition: outstanding `*` asks.
+    pub pending: Vec<Resource>,
+    /// By partition: live containers.
+    pub used: Vec<Resource>,
+    /// By partition: held reservations.
+    pub reserved: Vec<Resource>,
+    /// Σ of live containers, all partitions.
+    pub usage: Resource,
+    pub live: LiveList,
+    pub next_container_seq: u32,
+    pub reservations: Vec<HeldReservation>,
+    pub preempted: u32,
+    pub marked: u32,
+    pub wait: Option<WaitReason>,
+}
+
+impl CsApp {
+    pub fn is_alive(&self) -> bool {
+        matches!(self.state, AppState::Accepted | AppState::Running)
+    }
+
+    /// Any outstanding ask, any partition.
+    pub fn has_pending(&self) -> bool {
+        self.pending.iter().any(|r| r.any_positive())
+    }
+
+    pub fn total_pending(&self) -> Resource {
+        self.pending.iter().fold(Resource::none(), |acc, r| acc.saturating_add(*r))
+    }
+
+    pub fn request(&self, priority: i32) -> Option<usize> {
+        self.requests.iter().position(|r| r.priority == priority)
+    }
+}

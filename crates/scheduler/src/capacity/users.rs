@@ -1,0 +1,221 @@
+//! Users and AM limits of a leaf: YARN's `UsersManager.computeUserLimit`, the queue's and
+//! the user's AM resource limits, application activation (`activateApplications`), and the
+//! pending demand the preemption policy reads (`getTotalPendingResourcesConsideringUserLimit`).
+
+use std::collections::BTreeMap;
+
+use fairloom_model::Resource;
+
+use super::CapacityScheduler;
+use crate::driver::AppState;
+use crate::ids::{AppId, PartitionId, QueueId};
+use crate::reason::WaitReason;
+
+impl CapacityScheduler {
+    /// Users of the leaf with an activated application that asks for something.
+    pub(crate) fn active_users(&self, leaf: QueueId) -> usize {
+        self.q(leaf).users.values().filter(|u| u.is_active()).count()
+    }
+
+    /// `getNumActiveUsers`: active users, and users whose applications all wait for activation.
+    fn users_for_am_limit(&self, leaf: QueueId) -> usize {
+        self.active_users(leaf)
+            + self.q(leaf).users.values().filter(|u| u.pending_apps > 0 && u.active_apps == 0).count()
+    }
+
+    /// The user limit in partition `p` (`computeUserLimit`, active users): a share of the
+    /// queue's current capacity among the active users by what they use, at least
+    /// `minimum-user-limit-percent` of it, at most `user-limit-factor` × the guarantee.
+    /// `respect`: RESPECT_PARTITION_EXCLUSIVITY (else the partition is shared, no cap).
+    pub fn user_limit(&self, leaf: QueueId, p: PartitionId, respect: bool) -> Resource {
+        self.compute_user_limit(leaf, p, respect, true)
+    }
+
+    /// The user limit over all the queue's users rather than the active ones
+    /// (`getResourceLimitForAllUsers`, which intra-queue preemption reads).
+    pub fn user_limit_all_users(&self, leaf: QueueId, p: PartitionId) -> Resource {
+        self.compute_user_limit(leaf, p, true, false)
+    }
+
+    fn compute_user_limit(&self, leaf: QueueId, p: PartitionId, respect: bool, active_only: bool) -> Resource {
+        let calc = &self.calc;
+        let q = self.q(leaf);
+        let part = q.part(p);
+        let partition = self.cluster.partitions[p.index()].total;
+        let required = self.props.minimum_allocation;
+        let original = part.guaranteed;
+        let queue_capacity = calc.max(&partition, original, required);
+        let usage_ratio: f32 = q.users.values().map(|u| calc.divide(&partition, &u.used[p.index()], &partition)).sum();
+        let usage_ratio = if usage_ratio.is_nan() { 0.0 } else { usage_ratio };
+        let consumed = calc.multiply_and_normalize_up(&partition, usage_ratio as f64, &required);
+        let current_capacity = if calc.lt(&partition, &consumed, &queue_capacity) {
+            queue_capacity
+        } else {
+            consumed.saturating_add(required)
+        };
+        let (by_weight, used_by) = if active_only {
+            let active: Vec<_> = q.users.values().filter(|u| u.is_active()).collect();
+            let used = active.iter().fold(required, |acc, u| acc.saturating_add(u.used[p.index()]));
+            (active.len() as f32, used)
+        } else {
+            (q.users.len() as f32, current_capacity)
+        };
+        let percent = q.settings.min_user_limit_percent;
+        let limit = calc.max(
+            &partition,
+            calc.divide_and_ceil(&used_by, by_weight),
+            calc.divide_and_ceil(&current_capacity.multiply_truncate(percent as f64), 100.0),
+        );
+        let factor = q.settings.user_limit_factor;
+        let max_user_limit = if !respect {
+            partition
+        } else if factor == -1.0 || original.is_none() {
+            calc.round_down(&part.maximum, &required)
+        } else {
+            queue_capacity.multiply_truncate(factor as f64)
+        };
+        calc.round_up(&calc.min(&partition, limit, max_user_limit), &required)
+    }
+
+    /// `canAssignToUser`: a user at or below its limit may get a container (YARN checks
+    /// `used > limit`, not the request). With reservations that could be given back, the
+    /// answer carries how much must be unreserved.
+    pub(crate) fn can_assign_to_user(
+        &self,
+        leaf: QueueId,
+        app: AppId,
+        limit: &Resource,
+        p: PartitionId,
+    ) -> (bool, Resource) {
+        let a = &self.apps[app.index()];
+        let Some(u) = self.q(leaf).users.get(&a.user) else { return (false, Resource::none()) };
+        let cluster = &self.cluster.total;
+        if !self.calc.gt(cluster, &u.used[p.index()], limit) {
+            return (true, Resource::none());
+        }
+        if self.conf.reservations_continue_looking {
+            let reserved = a.reserved.iter().fold(Resource::none(), |acc, r| acc.saturating_add(*r));
+            if self.calc.le(cluster, &u.used[0].saturating_sub(reserved), limit) {
+                return (true, u.used[p.index()].saturating_sub(*limit));
+            }
+        }
+        (false, Resource::none())
+    }
+
+    /// The queue's AM limit in partition `p`: `maximum-am-resource-percent` of what the queue
+    /// may use now (its current limit in the default partition when that is at least its
+    /// guarantee, else the guarantee), normalised up.
+    pub fn am_limit(&self, leaf: QueueId, p: PartitionId) -> Resource {
+        let part = self.q(leaf).part(p);
+        let step = self.props.minimum_allocation;
+        let partition = self.cluster.partitions[p.index()].total;
+        let guarantee = self.calc.multiply_and_normalize_up(&partition, part.abs_capacity as f64, &step);
+        let current = if p == PartitionId::DEFAULT { self.current_limit(leaf, p) } else { Resource::none() };
+        let usable = if self.calc.fits_in(&guarantee, &current) { current } else { guarantee };
+        self.calc.multiply_and_normalize_up(&usable, part.max_am_percent as f64, &step)
+    }
+
+    /// A user's AM limit in partition `p`: the user's share (`minimum-user-limit-percent`, or
+    /// one of the users) of the guarantee's AM percent, × `user-limit-factor`, at most the
+    /// queue's AM limit.
+    pub fn user_am_limit(&self, leaf: QueueId, p: PartitionId) -> Resource {
+        let q = self.q(leaf);
+        let part = q.part(p);
+        let step = self.props.minimum_allocation;
+        let users = self.users_for_am_limit(leaf).max(1) as f32;
+        let effective = (q.settings.min_user_limit_percent / 100.0).max(1.0 / users).min(1.0);
+        let partition = self.cluster.partitions[p.index()].total;
+        let guarantee = self.calc.multiply_and_normalize_up(&partition, part.abs_capacity as f64, &step);
+        let factor = part.max_am_percent * effective * q.settings.user_limit_factor;
+        let limit = self.calc.multiply_and_normalize_up(&guarantee, factor as f64, &step);
+        self.calc.min(&self.cluster.total, limit, self.am_limit(leaf, p))
+    }
+
+    /// `activateApplications`: waiting applications, highest priority then oldest first,
+    /// become active while their AM fits in the queue's and their user's AM limits (always
+    /// the first one, when nothing is active or no AM resource is in use).
+    pub(crate) fn activate(&mut self, leaf: QueueId) {
+        if !self.calc.positive(&self.cluster.total, &self.cluster.total) {
+            for &a in &self.q(leaf).waiting.clone() {
+                self.apps[a.index()].wait = Some(WaitReason::ClusterEmpty);
+            }
+            return;
+        }
+        let mut waiting = self.q(leaf).waiting.clone();
+        waiting.sort_by(|&a, &b| {
+            let (x, y) = (&self.apps[a.index()], &self.apps[b.index()]);
+            y.priority.cmp(&x.priority).then(x.yarn_id.id.cmp(&y.yarn_id.id))
+        });
+        let mut am_limits: BTreeMap<PartitionId, Resource> = BTreeMap::new();
+        let mut user_am_limits: BTreeMap<PartitionId, Resource> = BTreeMap::new();
+        let cluster = self.cluster.total;
+        for app in waiting {
+            let (am, p, user) = {
+                let a = &self.apps[app.index()];
+                (a.am_resource, a.am_partition, a.user.clone())
+            };
+            let limit = *am_limits.entry(p).or_insert_with(|| self.am_limit(leaf, p));
+            let q = self.q(leaf);
+            let am_used = q.part(p).am_used;
+            let exempt = q.active.is_empty() || !self.calc.positive(&cluster, &am_used);
+            if !exempt && !self.calc.le(&cluster, &am_used.saturating_add(am), &limit) {
+                let queue = q.name.clone();
+                self.apps[app.index()].wait = Some(WaitReason::QueueAmLimit { queue, am_used, request: am, limit });
+                continue;
+            }
+            let user_limit = *user_am_limits.entry(p).or_insert_with(|| self.user_am_limit(leaf, p));
+            let user_am = self.q(leaf).users[&user].am_used[p.index()];
+            if !exempt && !self.calc.le(&cluster, &user_am.saturating_add(am), &user_limit) {
+                self.apps[app.index()].wait =
+                    Some(WaitReason::UserAmLimit { user, am_used: user_am, request: am, limit: user_limit });
+                continue;
+            }
+            self.make_active(leaf, app);
+        }
+    }
+
+    fn make_active(&mut self, leaf: QueueId, app: AppId) {
+        let a = &mut self.apps[app.index()];
+        let (am, p, user) = (a.am_resource, a.am_partition, a.user.clone());
+        a.activated = true;
+        a.wait = None;
+        if a.unmanaged_am || a.am_running {
+            a.state = AppState::Running;
+        }
+        let q = self.q_mut(leaf);
+        q.waiting.retain(|&x| x != app);
+        let u = q.users.get_mut(&user).expect("an application's user is listed");
+        u.pending_apps -= 1;
+        u.active_apps += 1;
+        u.am_used[p.index()].add_assign(am);
+        q.parts[p.index()].am_used.add_assign(am);
+        self.insert_active(leaf, app);
+        // Its asks now count for the queue and make its user active.
+        let nparts = self.nparts();
+        let pending = std::mem::replace(&mut self.apps[app.index()].pending, vec![Resource::none(); nparts]);
+        for (p, r) in pending.into_iter().enumerate() {
+            self.shift_pending(app, PartitionId(p as u32), r, true);
+        }
+    }
+
+    /// The pending demand of a leaf in partition `p` as the preemption policy sees it: each
+    /// activated application's outstanding asks, as far as its user's headroom under the
+    /// user limit goes (shared by the user's applications).
+    pub fn pending_considering_user_limit(&self, leaf: QueueId, p: PartitionId) -> Resource {
+        let mut headroom: BTreeMap<&str, Resource> = BTreeMap::new();
+        let mut total = Resource::none();
+        let q = self.q(leaf);
+        for &app in &q.active {
+            let a = &self.apps[app.index()];
+            let h = headroom.entry(a.user.as_str()).or_insert_with(|| {
+                let used = q.users.get(&a.user).map_or(Resource::none(), |u| u.used[p.index()]);
+                self.user_limit(leaf, p, true).saturating_sub(used).componentwise_max(Resource::none())
+            });
+            let pending = a.pending[p.index()].componentwise_max(Resource::none());
+            let take = h.componentwise_min(pending);
+            total.add_assign(take);
+            *h = h.saturating_sub(take);
+        }
+        total
+    }
+}

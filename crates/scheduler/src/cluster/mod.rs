@@ -1,0 +1,355 @@
+//! What both schedulers share: the nodes and their partitions, the containers, and the
+//! interned host and rack names. A scheduler owns one [`Cluster`] and keeps its own queues
+//! and applications beside it; the cluster never decides anything.
+
+pub mod ids;
+pub mod live;
+
+use std::collections::HashMap;
+
+use fairloom_model::{Resource, DEFAULT_RACK};
+
+use ids::{AppId, ContainerId, LocationId, NodeId, PartitionId};
+use live::LiveList;
+
+/// Why a cluster change could not be applied. The cluster is unchanged when one is returned.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClusterError {
+    #[error("node '{0}' is already registered")]
+    DuplicateNode(String),
+    #[error("node label '{0}' is not a label of the cluster")]
+    UnknownLabel(String),
+    #[error("node label '{0}' is declared twice")]
+    DuplicateLabel(String),
+}
+
+/// Interning of host and rack names so requests are keyed by small integers.
+#[derive(Debug, Clone, Default)]
+pub struct Locations {
+    ids: HashMap<String, LocationId>,
+    names: Vec<String>,
+}
+
+impl Locations {
+    pub fn intern(&mut self, name: &str) -> LocationId {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = LocationId(self.names.len() as u32);
+        self.names.push(name.to_string());
+        self.ids.insert(name.to_string(), id);
+        id
+    }
+
+    pub fn get(&self, name: &str) -> Option<LocationId> {
+        self.ids.get(name).copied()
+    }
+
+    pub fn name(&self, id: LocationId) -> &str {
+        &self.names[id.index()]
+    }
+}
+
+/// A node partition (YARN's node label). Partition 0 is the default partition `""`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Partition {
+    pub name: String,
+    /// An exclusive partition serves only requests that ask for its label; a non-exclusive
+    /// one also lends idle room to requests of the default partition.
+    pub exclusive: bool,
+    /// Σ of its live nodes' resources.
+    pub total: Resource,
+    pub nodes: u32,
+}
+
+/// A node's reservation: one container's worth for one app at one request key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reservation {
+    pub app: AppId,
+    pub priority: i32,
+    pub resource: Resource,
+    /// The container number (`APP/N`) the reservation took (Capacity Scheduler; 0 under fair).
+    pub seq: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub name: String,
+    pub location: LocationId,
+    pub rack: LocationId,
+    pub rack_name: String,
+    pub partition: PartitionId,
+    pub total: Resource,
+    pub allocated: Resource,
+    pub containers: LiveList,
+    pub reservation: Option<Reservation>,
+    pub removed: bool,
+    /// How many of its containers are marked for preemption.
+    pub marked: u32,
+}
+
+impl Node {
+    pub fn unallocated(&self) -> Resource {
+        self.total.saturating_sub(self.allocated)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Container {
+    pub app: AppId,
+    pub node: NodeId,
+    pub resource: Resource,
+    pub priority: i32,
+    pub is_am: bool,
+    /// N in the container's name `APP/N`: allocation order within the app, from 1.
+    pub seq: u32,
+    pub alive: bool,
+    pub exit_status: Option<i32>,
+    /// Selected for preemption, waiting to be killed.
+    pub marked_for: bool,
+    /// The partition its request asked for (its node-label expression). A container whose
+    /// label differs from its node's partition runs there by non-exclusive sharing.
+    pub label: PartitionId,
+}
+
+/// The nodes, partitions and containers of the cluster, in arenas indexed by dense ids.
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    pub nodes: Vec<Node>,
+    pub(crate) node_index: HashMap<String, NodeId>,
+    pub containers: Vec<Container>,
+    /// Slots of finished containers, reused so the arena stays as large as the live set.
+    pub(crate) free_containers: Vec<ContainerId>,
+    /// Per slot: moves on when its container ends (see `live`).
+    pub container_gen: Vec<u32>,
+    pub(crate) locations: Locations,
+    pub(crate) rack_sizes: HashMap<LocationId, u32>,
+    /// Σ of the live nodes' resources, all partitions.
+    pub total: Resource,
+    pub live_nodes: u32,
+    pub partitions: Vec<Partition>,
+}
+
+impl Default for Cluster {
+    fn default() -> Self {
+        Self {
+            nodes: Vec::new(),
+            node_index: HashMap::new(),
+            containers: Vec::new(),
+            free_containers: Vec::new(),
+            container_gen: Vec::new(),
+            locations: Locations::default(),
+            rack_sizes: HashMap::new(),
+            total: Resource::none(),
+            live_nodes: 0,
+            partitions: vec![Partition { name: String::new(), exclusive: true, total: Resource::none(), nodes: 0 }],
+        }
+    }
+}
+
+impl Cluster {
+    /// Declare a node label (partition).
+    pub fn add_partition(&mut self, name: &str, exclusive: bool) -> Result<PartitionId, ClusterError> {
+        if self.partition_id(name).is_some() {
+            return Err(ClusterError::DuplicateLabel(name.to_string()));
+        }
+        self.partitions.push(Partition { name: name.to_string(), exclusive, total: Resource::none(), nodes: 0 });
+        Ok(PartitionId(self.partitions.len() as u32 - 1))
+    }
+
+    pub fn partition_id(&self, name: &str) -> Option<PartitionId> {
+        self.partitions.iter().position(|p| p.name == name).map(|i| PartitionId(i as u32))
+    }
+
+    pub fn partition(&self, id: PartitionId) -> &Partition {
+        &self.partitions[id.index()]
+    }
+
+    pub fn register_node(
+        &mut self,
+        name: &str,
+        rack: Option<&str>,
+        total: Resource,
+        partition: PartitionId,
+    ) -> Result<NodeId, ClusterError> {
+        if self.node_index.contains_key(name) {
+            return Err(ClusterError::DuplicateNode(name.to_string()));
+        }
+        let rack_name = rack.unwrap_or(DEFAULT_RACK).to_string();
+        let location = self.locations.intern(name);
+        let rack = self.locations.intern(&rack_name);
+        let id = NodeId(self.nodes.len() as u32);
+        self.nodes.push(Node {
+            name: name.to_string(),
+            location,
+            rack,
+            rack_name,
+            partition,
+            total,
+            allocated: Resource::none(),
+            containers: LiveList::default(),
+            reservation: None,
+            removed: false,
+            marked: 0,
+        });
+        self.node_index.insert(name.to_string(), id);
+        *self.rack_sizes.entry(rack).or_default() += 1;
+        self.live_nodes += 1;
+        self.total.add_assign(total);
+        let p = &mut self.partitions[partition.index()];
+        p.total.add_assign(total);
+        p.nodes += 1;
+        Ok(id)
+    }
+
+    /// Take a node out of the cluster; its containers and reservation must be gone already.
+    pub fn deregister_node(&mut self, node: NodeId) {
+        let n = &mut self.nodes[node.index()];
+        if n.removed {
+            return;
+        }
+        n.removed = true;
+        let (rack, total, partition) = (n.rack, n.total, n.partition);
+        let name = n.name.clone();
+        self.node_index.remove(&name);
+        if let Some(size) = self.rack_sizes.get_mut(&rack) {
+            *size -= 1;
+        }
+        self.live_nodes -= 1;
+        self.total.sub_assign(total);
+        let p = &mut self.partitions[partition.index()];
+        p.total.sub_assign(total);
+        p.nodes -= 1;
+    }
+
+    pub fn node_id(&self, name: &str) -> Option<NodeId> {
+        self.node_index.get(name).copied()
+    }
+
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id.index()]
+    }
+
+    /// The live nodes, in registration order.
+    pub fn nodes(&self) -> impl Iterator<Item = (NodeId, &Node)> {
+        self.nodes.iter().enumerate().filter(|(_, n)| !n.removed).map(|(i, n)| (NodeId(i as u32), n))
+    }
+
+    pub fn rack_size(&self, rack: LocationId) -> u32 {
+        self.rack_sizes.get(&rack).copied().unwrap_or(0)
+    }
+
+    pub fn intern(&mut self, name: &str) -> LocationId {
+        self.locations.intern(name)
+    }
+
+    pub fn location(&self, name: &str) -> Option<LocationId> {
+        self.locations.get(name)
+    }
+
+    pub fn location_name(&self, id: LocationId) -> &str {
+        self.locations.name(id)
+    }
+
+    /// A new running container on `node`, charged to the node. Returns its id and the
+    /// generation its app's live list records.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_container(
+        &mut self,
+        app: AppId,
+        node: NodeId,
+        resource: Resource,
+        priority: i32,
+        is_am: bool,
+        seq: u32,
+        label: PartitionId,
+    ) -> (ContainerId, u32) {
+        let id = self.free_containers.pop().unwrap_or_else(|| {
+            self.container_gen.push(0);
+            ContainerId(self.containers.len() as u32)
+        });
+        let generation = self.container_gen[id.index()];
+        let n = &mut self.nodes[node.index()];
+        n.allocated.add_assign(resource);
+        n.containers.push(id, generation);
+        let container = Container {
+            app,
+            node,
+            resource,
+            priority,
+            is_am,
+            seq,
+            alive: true,
+            exit_status: None,
+            marked_for: false,
+            label,
+        };
+        if id.index() == self.containers.len() {
+            self.containers.push(container);
+        } else {
+            self.containers[id.index()] = container;
+        }
+        (id, generation)
+    }
+
+    /// The container ends: its node is discharged and its slot freed. Returns the ended
+    /// container (still readable until the slot is reused). The caller unmarks it first.
+    pub fn end_container(&mut self, id: ContainerId, exit_status: i32) -> &Container {
+        let c = &mut self.containers[id.index()];
+        c.alive = false;
+        c.exit_status = Some(exit_status);
+        let (node, resource) = (c.node, c.resource);
+        self.container_gen[id.index()] += 1;
+        let n = &mut self.nodes[node.index()];
+        n.allocated.sub_assign(resource);
+        n.containers.note_ended(&self.container_gen);
+        self.free_containers.push(id);
+        &self.containers[id.index()]
+    }
+
+    /// A container by id. Ids are arena slots: valid while the container lives, reused after
+    /// it finishes.
+    pub fn container(&self, id: ContainerId) -> &Container {
+        &self.containers[id.index()]
+    }
+
+    pub fn is_live(&self, id: ContainerId) -> bool {
+        self.containers.get(id.index()).is_some_and(|c| c.alive)
+    }
+
+    /// The live containers of a list (an app's or a node's).
+    pub fn live<'a>(&'a self, list: &'a LiveList) -> live::LiveIter<'a> {
+        list.iter(&self.container_gen)
+    }
+
+    /// The node's live containers.
+    pub fn node_containers(&self, node: NodeId) -> live::LiveIter<'_> {
+        self.nodes[node.index()].containers.iter(&self.container_gen)
+    }
+
+    /// Recompute node aggregates and the totals from the containers; one line per mismatch.
+    pub fn audit(&self, out: &mut Vec<crate::audit::Mismatch>) {
+        use crate::audit::check;
+        let mut node_alloc = vec![Resource::none(); self.nodes.len()];
+        let mut node_count = vec![0usize; self.nodes.len()];
+        for c in self.containers.iter().filter(|c| c.alive) {
+            node_alloc[c.node.index()].add_assign(c.resource);
+            node_count[c.node.index()] += 1;
+        }
+        let mut total = Resource::none();
+        let mut per_partition = vec![Resource::none(); self.partitions.len()];
+        for (i, n) in self.nodes.iter().enumerate().filter(|(_, n)| !n.removed) {
+            total.add_assign(n.total);
+            per_partition[n.partition.index()].add_assign(n.total);
+            check(out, || format!("node {} allocated", n.name), n.allocated, node_alloc[i]);
+            check(out, || format!("node {} containers", n.name), n.containers.len(), node_count[i]);
+            let id = NodeId(i as u32);
+            let listed = self.node_containers(id).filter(|c| self.containers[c.index()].node == id).count();
+            check(out, || format!("node {} container list", n.name), listed, node_count[i]);
+        }
+        check(out, || "cluster resource".to_string(), self.total, total);
+        for (p, r) in self.partitions.iter().zip(per_partition) {
+            check(out, || format!("partition '{}' resource", p.name), p.total, r);
+        }
+    }
+}

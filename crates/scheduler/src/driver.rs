@@ -1,0 +1,439 @@
+//! The one interface every driver calls (scenario runner, load simulator, ResourceManager):
+//! nodes in and out, applications submitted, asks, node heartbeats, the periodic update,
+//! completions, moves, recovery-style placement, and read-only views. Both schedulers
+//! implement [`Scheduler`]; [`AnyScheduler`] is the one a driver holds when the
+//! configuration (`yarn.resourcemanager.scheduler.class`) picks the implementation.
+
+use fairloom_config::ConfigError;
+use fairloom_model::{Millis, Resource, ResourceTypes};
+
+use crate::audit::Mismatch;
+use crate::capacity::CapacityScheduler;
+use crate::cluster::live::LiveIter;
+use crate::cluster::{Cluster, ClusterError, Container};
+use crate::fair::FairScheduler;
+use crate::ids::{AppId, ContainerId, NodeId};
+use crate::phases::{PhaseClock, PhaseTimes};
+use crate::reason::WaitReason;
+
+/// Why an event could not be applied. The state is unchanged when one is returned.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SchedulerError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
+    #[error("unknown node '{0}'")]
+    UnknownNode(String),
+    #[error("application '{0}' is not running (it was rejected or has finished)")]
+    AppNotAlive(String),
+    #[error("container {0} is not live")]
+    ContainerNotLive(String),
+    #[error("move refused: {0}")]
+    MoveRefused(String),
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
+    #[error("not supported: {0}")]
+    NotSupported(String),
+}
+
+/// One request of an `allocate()` call: it sets the outstanding count at its key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ask {
+    pub priority: i32,
+    /// `*`, a rack or a host.
+    pub resource_name: String,
+    pub capability: Resource,
+    pub num_containers: i32,
+    pub relax_locality: bool,
+    /// The node-label expression (Capacity Scheduler); `None` takes the application's.
+    pub node_label: Option<String>,
+}
+
+impl Ask {
+    /// An ask at `*` with relaxed locality and no label.
+    pub fn any(priority: i32, capability: Resource, num_containers: i32) -> Self {
+        Self {
+            priority,
+            resource_name: fairloom_model::ANY.to_string(),
+            capability,
+            num_containers,
+            relax_locality: true,
+            node_label: None,
+        }
+    }
+}
+
+/// What a heartbeat decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    Allocated { app: AppId, container: ContainerId, node: NodeId },
+    Reserved { app: AppId, node: NodeId },
+    Unreserved { app: AppId, node: NodeId },
+}
+
+/// Counters the simulator and the service report.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub containers_allocated: u64,
+    pub reservations_made: u64,
+    pub reservations_released: u64,
+    pub apps_submitted: u64,
+    pub apps_rejected: u64,
+    pub updates: u64,
+    pub heartbeats: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppState {
+    /// Waiting: not yet runnable (activated), or its AM container not yet allocated.
+    Accepted,
+    Running,
+    Rejected,
+    Finished,
+}
+
+impl AppState {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Accepted => "accepted",
+            Self::Running => "running",
+            Self::Rejected => "rejected",
+            Self::Finished => "finished",
+        }
+    }
+}
+
+/// An application submission.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubmitSpec<'a> {
+    /// The caller's name for the application.
+    pub name: &'a str,
+    /// The queue as the client names it (`default`, `a`, `root.a`).
+    pub queue: &'a str,
+    pub user: &'a str,
+    /// The AM container's size; `None` for an unmanaged AM.
+    pub am: Option<Resource>,
+    /// The application priority (Capacity Scheduler; the Fair Scheduler has none).
+    pub priority: i32,
+    /// The application's default node-label expression (Capacity Scheduler).
+    pub node_label: Option<&'a str>,
+}
+
+impl<'a> SubmitSpec<'a> {
+    pub fn new(name: &'a str, queue: &'a str, user: &'a str, am: Option<Resource>) -> Self {
+        Self { name, queue, user, am, priority: 0, node_label: None }
+    }
+}
+
+/// A node to register.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeSpec<'a> {
+    pub name: &'a str,
+    pub rack: Option<&'a str>,
+    pub resource: Resource,
+    /// Its partition (node label); `None` is the default partition.
+    pub label: Option<&'a str>,
+}
+
+/// What every driver may read of an application.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppView<'a> {
+    pub name: &'a str,
+    pub user: &'a str,
+    /// The leaf's full path; `None` when rejected.
+    pub queue: Option<&'a str>,
+    pub state: AppState,
+    pub rejection: Option<&'a str>,
+    /// Runnable (Fair) or activated (Capacity).
+    pub runnable: bool,
+    pub am_running: bool,
+    pub live_containers: usize,
+    pub usage: Resource,
+    /// Outstanding asks at `*`.
+    pub pending: Resource,
+    pub preempted: u32,
+    pub preemption_marked: u32,
+    pub wait: Option<&'a WaitReason>,
+}
+
+/// What every driver may read of a queue.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueSummary {
+    pub name: String,
+    pub leaf: bool,
+    /// Depth below root (root is 0).
+    pub depth: usize,
+    pub usage: Resource,
+    /// The queue's share: the instantaneous fair share (Fair) or the guaranteed capacity in
+    /// the default partition (Capacity).
+    pub share: Resource,
+    /// The most it may use: max share (Fair) or maximum capacity (Capacity).
+    pub max: Resource,
+    /// Outstanding asks of its runnable (activated) applications, leaves only.
+    pub pending: Resource,
+}
+
+/// The driver interface. Every method that changes state takes `now` when time matters and
+/// never reads a clock.
+pub trait Scheduler {
+    /// `fair` or `capacity`.
+    fn kind(&self) -> &'static str;
+    fn resource_types(&self) -> &ResourceTypes;
+    /// Nodes, partitions and containers.
+    fn cluster(&self) -> &Cluster;
+    /// Register nodes (shares and capacities are recomputed once, not per node).
+    fn add_nodes(&mut self, nodes: &[NodeSpec<'_>]) -> Result<Vec<NodeId>, SchedulerError>;
+    /// The node is lost: its containers end (ABORTED) and its reservation goes.
+    fn remove_node(&mut self, node: NodeId);
+    /// Submit an application. It is always recorded: accepted into a queue or rejected with
+    /// a reason.
+    fn submit(&mut self, spec: &SubmitSpec<'_>, now: Millis) -> AppId;
+    /// YARN `allocate()` asks.
+    fn set_asks(&mut self, app: AppId, asks: &[Ask]) -> Result<(), SchedulerError>;
+    /// A NodeManager heartbeat: the containers it reports finished are released, then the
+    /// node is offered to the queues. Returns how many reported containers were released.
+    fn node_heartbeat_into(
+        &mut self,
+        node: NodeId,
+        completed: &[(ContainerId, i32)],
+        now: Millis,
+        out: &mut Vec<Decision>,
+    ) -> usize;
+    /// The periodic update (shares, demand, and one preemption round where it is on).
+    fn update(&mut self, now: Millis);
+    /// A container finished on its node or was given back by its AM.
+    fn complete_container(&mut self, container: ContainerId, exit_status: i32) -> Result<(), SchedulerError>;
+    /// The application finishes: its containers are released and it leaves its queue.
+    fn finish_app(&mut self, app: AppId) -> Result<(), SchedulerError>;
+    /// Move an application to another leaf queue.
+    fn move_app(&mut self, app: AppId, target: &str) -> Result<(), SchedulerError>;
+    /// Put running containers on a node directly, as an RM recovering after a restart learns
+    /// them from its NodeManagers. `label`: the node-label expression they were asked with.
+    #[allow(clippy::too_many_arguments)]
+    fn place_containers(
+        &mut self,
+        app: AppId,
+        node: NodeId,
+        capability: Resource,
+        priority: i32,
+        count: u32,
+        am: bool,
+        label: Option<&str>,
+    ) -> Result<Vec<ContainerId>, SchedulerError>;
+    /// Give `node` a reservation for `app`, as recovery would.
+    fn place_reservation(
+        &mut self,
+        app: AppId,
+        node: NodeId,
+        capability: Resource,
+        priority: i32,
+    ) -> Result<(), SchedulerError>;
+    fn app(&self, app: AppId) -> AppView<'_>;
+    /// How many applications were ever submitted (ids are `0..app_count`).
+    fn app_count(&self) -> usize;
+    fn app_containers(&self, app: AppId) -> LiveIter<'_>;
+    /// Every queue, parents before their children.
+    fn queue_summaries(&self) -> Vec<QueueSummary>;
+    /// Every mismatch between an incremental aggregate and its recomputed value.
+    fn audit(&self) -> Vec<Mismatch>;
+    fn counters(&self) -> &Counters;
+    /// Preemption counters by name, for reports.
+    fn preemption_counters(&self) -> Vec<(&'static str, i64)>;
+    fn phases(&self) -> &PhaseTimes;
+    /// Time the walk's phases with the driver's clock.
+    fn set_phase_clock(&mut self, clock: Box<dyn PhaseClock>);
+    /// How often the driver should call `update` (ms).
+    fn update_interval_ms(&self) -> i64;
+
+    fn node_id(&self, name: &str) -> Option<NodeId> {
+        self.cluster().node_id(name)
+    }
+
+    fn container(&self, id: ContainerId) -> &Container {
+        self.cluster().container(id)
+    }
+
+    /// A container by its app and its number `N` in `APP/N`.
+    fn container_by_seq(&self, app: AppId, seq: u32) -> Option<ContainerId> {
+        self.app_containers(app).find(|&c| self.cluster().container(c).seq == seq)
+    }
+
+    /// The most recently allocated live non-AM containers of `app` (on `node` if given).
+    fn latest_containers(&self, app: AppId, count: usize, node: Option<NodeId>) -> Vec<ContainerId> {
+        let cluster = self.cluster();
+        let mut live: Vec<ContainerId> = self
+            .app_containers(app)
+            .filter(|&c| {
+                let c = cluster.container(c);
+                !c.is_am && node.is_none_or(|n| c.node == n)
+            })
+            .collect();
+        live.sort_by_key(|&c| std::cmp::Reverse(cluster.container(c).seq));
+        live.truncate(count);
+        live
+    }
+
+    /// A heartbeat that reports no completions.
+    fn node_update(&mut self, node: NodeId, now: Millis) -> Vec<Decision> {
+        let mut out = Vec::new();
+        self.node_heartbeat_into(node, &[], now, &mut out);
+        out
+    }
+}
+
+/// The scheduler a configuration picks.
+#[derive(Clone)]
+pub enum AnyScheduler {
+    Fair(Box<FairScheduler>),
+    Capacity(Box<CapacityScheduler>),
+}
+
+impl From<FairScheduler> for AnyScheduler {
+    fn from(s: FairScheduler) -> Self {
+        Self::Fair(Box::new(s))
+    }
+}
+
+impl From<CapacityScheduler> for AnyScheduler {
+    fn from(s: CapacityScheduler) -> Self {
+        Self::Capacity(Box::new(s))
+    }
+}
+
+impl AnyScheduler {
+    pub fn as_fair(&self) -> Option<&FairScheduler> {
+        match self {
+            Self::Fair(s) => Some(s),
+            Self::Capacity(_) => None,
+        }
+    }
+
+    pub fn as_fair_mut(&mut self) -> Option<&mut FairScheduler> {
+        match self {
+            Self::Fair(s) => Some(s),
+            Self::Capacity(_) => None,
+        }
+    }
+
+    pub fn as_capacity(&self) -> Option<&CapacityScheduler> {
+        match self {
+            Self::Capacity(s) => Some(s),
+            Self::Fair(_) => None,
+        }
+    }
+
+    pub fn as_capacity_mut(&mut self) -> Option<&mut CapacityScheduler> {
+        match self {
+            Self::Capacity(s) => Some(s),
+            Self::Fair(_) => None,
+        }
+    }
+}
+
+/// Forward a call to whichever scheduler is inside.
+macro_rules! both {
+    ($self:expr, $s:ident => $e:expr) => {
+        match $self {
+            AnyScheduler::Fair($s) => $e,
+            AnyScheduler::Capacity($s) => $e,
+        }
+    };
+}
+
+impl Scheduler for AnyScheduler {
+    fn kind(&self) -> &'static str {
+        both!(self, s => Scheduler::kind(&**s))
+    }
+    fn resource_types(&self) -> &ResourceTypes {
+        both!(self, s => Scheduler::resource_types(&**s))
+    }
+    fn cluster(&self) -> &Cluster {
+        both!(self, s => Scheduler::cluster(&**s))
+    }
+    fn add_nodes(&mut self, nodes: &[NodeSpec<'_>]) -> Result<Vec<NodeId>, SchedulerError> {
+        both!(self, s => Scheduler::add_nodes(&mut **s, nodes))
+    }
+    fn remove_node(&mut self, node: NodeId) {
+        both!(self, s => Scheduler::remove_node(&mut **s, node))
+    }
+    fn submit(&mut self, spec: &SubmitSpec<'_>, now: Millis) -> AppId {
+        both!(self, s => Scheduler::submit(&mut **s, spec, now))
+    }
+    fn set_asks(&mut self, app: AppId, asks: &[Ask]) -> Result<(), SchedulerError> {
+        both!(self, s => Scheduler::set_asks(&mut **s, app, asks))
+    }
+    #[inline]
+    fn node_heartbeat_into(
+        &mut self,
+        node: NodeId,
+        completed: &[(ContainerId, i32)],
+        now: Millis,
+        out: &mut Vec<Decision>,
+    ) -> usize {
+        both!(self, s => Scheduler::node_heartbeat_into(&mut **s, node, completed, now, out))
+    }
+    fn update(&mut self, now: Millis) {
+        both!(self, s => Scheduler::update(&mut **s, now))
+    }
+    fn complete_container(&mut self, container: ContainerId, exit_status: i32) -> Result<(), SchedulerError> {
+        both!(self, s => Scheduler::complete_container(&mut **s, container, exit_status))
+    }
+    fn finish_app(&mut self, app: AppId) -> Result<(), SchedulerError> {
+        both!(self, s => Scheduler::finish_app(&mut **s, app))
+    }
+    fn move_app(&mut self, app: AppId, target: &str) -> Result<(), SchedulerError> {
+        both!(self, s => Scheduler::move_app(&mut **s, app, target))
+    }
+    fn place_containers(
+        &mut self,
+        app: AppId,
+        node: NodeId,
+        capability: Resource,
+        priority: i32,
+        count: u32,
+        am: bool,
+        label: Option<&str>,
+    ) -> Result<Vec<ContainerId>, SchedulerError> {
+        both!(self, s => Scheduler::place_containers(&mut **s, app, node, capability, priority, count, am, label))
+    }
+    fn place_reservation(
+        &mut self,
+        app: AppId,
+        node: NodeId,
+        capability: Resource,
+        priority: i32,
+    ) -> Result<(), SchedulerError> {
+        both!(self, s => Scheduler::place_reservation(&mut **s, app, node, capability, priority))
+    }
+    fn app(&self, app: AppId) -> AppView<'_> {
+        both!(self, s => Scheduler::app(&**s, app))
+    }
+    fn app_count(&self) -> usize {
+        both!(self, s => Scheduler::app_count(&**s))
+    }
+    fn app_containers(&self, app: AppId) -> LiveIter<'_> {
+        both!(self, s => Scheduler::app_containers(&**s, app))
+    }
+    fn queue_summaries(&self) -> Vec<QueueSummary> {
+        both!(self, s => Scheduler::queue_summaries(&**s))
+    }
+    fn audit(&self) -> Vec<Mismatch> {
+        both!(self, s => Scheduler::audit(&**s))
+    }
+    fn counters(&self) -> &Counters {
+        both!(self, s => Scheduler::counters(&**s))
+    }
+    fn preemption_counters(&self) -> Vec<(&'static str, i64)> {
+        both!(self, s => Scheduler::preemption_counters(&**s))
+    }
+    fn phases(&self) -> &PhaseTimes {
+        both!(self, s => Scheduler::phases(&**s))
+    }
+    fn set_phase_clock(&mut self, clock: Box<dyn PhaseClock>) {
+        both!(self, s => Scheduler::set_phase_clock(&mut **s, clock))
+    }
+    fn update_interval_ms(&self) -> i64 {
+        both!(self, s => Scheduler::update_interval_ms(&**s))
+    }
+}

@@ -1,0 +1,453 @@
+//! Applications: submission (placement, ACLs, runnability), YARN `allocate()` asks, finish,
+//! moves between queues, and recovery-style placement of running containers.
+
+use std::collections::BTreeMap;
+
+use fairloom_model::{normalize, ApplicationId, Millis, Resource, ANY};
+
+use super::state::{App, AppState, LocalityAsk, RequestEntry, Reservation};
+use super::FairScheduler;
+use crate::driver::{Ask, SchedulerError};
+use crate::ids::{AppId, ContainerId, NodeId, QueueId};
+
+impl FairScheduler {
+    /// Submit an application. It is always recorded: placed in a queue (runnable or waiting)
+    /// or rejected with a reason. `am`: the AM container's size, `None` for an unmanaged AM.
+    pub fn submit(
+        &mut self,
+        name: &str,
+        requested_queue: &str,
+        user: &str,
+        am: Option<Resource>,
+        now: Millis,
+    ) -> AppId {
+        let id = self.new_app(name, user, am.is_none(), now);
+        let queue = match self.place(requested_queue, user).and_then(|q| self.get_or_create_leaf(&q)) {
+            Ok(q) => q,
+            Err(why) => {
+                self.reject(id, why);
+                return id;
+            }
+        };
+        self.admit(id, queue, requested_queue, user, am)
+    }
+
+    /// Submit straight into an existing leaf, skipping placement (as YARN's own test harness
+    /// does). ACLs and maxRunningApps still apply.
+    pub fn submit_to_leaf(
+        &mut self,
+        name: &str,
+        leaf: QueueId,
+        user: &str,
+        am: Option<Resource>,
+        now: Millis,
+    ) -> Result<AppId, SchedulerError> {
+        if !self.q(leaf).leaf || self.q(leaf).removed {
+            return Err(SchedulerError::InvalidRequest(format!("{} is not a leaf queue", self.q(leaf).name)));
+        }
+        let id = self.new_app(name, user, am.is_none(), now);
+        let requested = self.q(leaf).name.clone();
+        Ok(self.admit(id, leaf, &requested, user, am))
+    }
+
+    fn new_app(&mut self, name: &str, user: &str, unmanaged: bool, now: Millis) -> AppId {
+        let id = AppId(self.apps.len() as u32);
+        let yarn_id = ApplicationId { cluster_timestamp: self.cluster_timestamp, id: id.0 + 1 };
+        self.counters.apps_submitted += 1;
+        self.apps.push(App {
+            name: name.to_string(),
+            yarn_id,
+            id_string: yarn_id.to_string(),
+            user: user.to_string(),
+            queue: None,
+            start_time: now,
+            state: AppState::Accepted,
+            rejection: None,
+            runnable: false,
+            unmanaged_am: unmanaged,
+            am_running: false,
+            am_resource: Resource::none(),
+            requests: Vec::new(),
+            pending: Resource::none(),
+            usage: Resource::none(),
+            demand: Resource::none(),
+            demand_counted: Resource::none(),
+            demand_counted_in: None,
+            demand_dirty: false,
+            fair_share: Resource::none(),
+            live: Default::default(),
+            next_container_seq: 1,
+            reserved_nodes: Vec::new(),
+            wait: None,
+            preempted: 0,
+            order_key: None,
+            order_rank: super::order::lexicographic_digits(id.0 as u64 + 1),
+            fairshare_starvation: Resource::none(),
+            minshare_starvation: Resource::none(),
+            last_time_at_fair_share: now,
+            next_starvation_check: 0,
+            marked: 0,
+            marked_resource: Resource::none(),
+        });
+        id
+    }
+
+    /// ACL check, then into the leaf as runnable or waiting, then the AM ask.
+    fn admit(&mut self, id: AppId, queue: QueueId, requested_queue: &str, user: &str, am: Option<Resource>) -> AppId {
+        let groups = self.groups_of(user);
+        if !self.may_submit(queue, user, &groups) {
+            let why = format!(
+                "user {user} cannot submit applications to queue {} (requested queue {requested_queue})",
+                self.q(queue).name
+            );
+            self.reject(id, why);
+            return id;
+        }
+        self.apps[id.index()].queue = Some(queue);
+        self.touch_demand(id);
+        match self.runnable_block(queue, user) {
+            None => {
+                self.q_mut(queue).runnable_apps.push(id);
+                self.apps[id.index()].runnable = true;
+                self.track_runnable(id);
+                if am.is_none() {
+                    self.apps[id.index()].state = AppState::Running;
+                }
+                self.refresh_app(id);
+            }
+            Some(reason) => {
+                self.q_mut(queue).non_runnable_apps.push(id);
+                self.apps[id.index()].wait = Some(reason);
+                self.track_non_runnable(id);
+            }
+        }
+        if let Some(am) = am {
+            let ask = Ask::any(0, am, 1);
+            self.set_asks(id, &[ask]).expect("an accepted app takes asks");
+        }
+        id
+    }
+
+    /// Record a submission refused before placement (it asked for something this scheduler
+    /// does not have).
+    pub(crate) fn refuse(&mut self, name: &str, user: &str, am: Option<Resource>, why: String, now: Millis) -> AppId {
+        let id = self.new_app(name, user, am.is_none(), now);
+        self.reject(id, why);
+        id
+    }
+
+    fn reject(&mut self, app: AppId, why: String) {
+        self.counters.apps_rejected += 1;
+        let a = &mut self.apps[app.index()];
+        a.state = AppState::Rejected;
+        a.rejection = Some(why);
+    }
+
+    pub fn app(&self, id: AppId) -> &App {
+        &self.apps[id.index()]
+    }
+
+    pub fn apps(&self) -> impl Iterator<Item = (AppId, &App)> {
+        self.apps.iter().enumerate().map(|(i, a)| (AppId(i as u32), a))
+    }
+
+    /// The largest container the app's queue allows: the scheduler maximum, capped by the
+    /// queue's (inherited) maxContainerAllocation.
+    pub fn maximum_allocation(&self, queue: QueueId) -> Resource {
+        self.props.maximum_allocation.componentwise_min(self.max_container_allocation(queue))
+    }
+
+    /// Normalise a request for `app`'s queue.
+    pub fn normalize_for(&self, app: AppId, capability: Resource) -> Resource {
+        let max = self.apps[app.index()].queue.map_or(self.props.maximum_allocation, |q| self.maximum_allocation(q));
+        normalize(capability, self.props.minimum_allocation, max, self.props.increment_allocation, self.types)
+    }
+
+    /// YARN `allocate()` asks: each sets the outstanding count at (priority, name, capability).
+    pub fn set_asks(&mut self, app: AppId, asks: &[Ask]) -> Result<(), SchedulerError> {
+        if !self.apps[app.index()].is_alive() {
+            return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
+        }
+        if let Some(bad) = asks.iter().find(|a| a.num_containers < 0) {
+            return Err(SchedulerError::InvalidRequest(format!(
+                "negative container count {} at priority {}",
+                bad.num_containers, bad.priority
+            )));
+        }
+        for ask in asks {
+            let capability = self.normalize_for(app, ask.capability);
+            let location = (ask.resource_name != ANY).then(|| self.cluster.locations.intern(&ask.resource_name));
+            let a = &mut self.apps[app.index()];
+            let index = match a.request_index(ask.priority, &capability) {
+                Some(i) => i,
+                None => {
+                    let at = a.requests.iter().position(|r| r.priority > ask.priority).unwrap_or(a.requests.len());
+                    a.requests.insert(
+                        at,
+                        RequestEntry {
+                            priority: ask.priority,
+                            capability,
+                            any: None,
+                            locations: BTreeMap::new(),
+                            scheduling_opportunities: 0,
+                            allowed_locality: None,
+                            last_scheduled: None,
+                        },
+                    );
+                    at
+                }
+            };
+            let entry = &mut a.requests[index];
+            let value = LocalityAsk { count: ask.num_containers, relax: ask.relax_locality };
+            match location {
+                None => {
+                    let before = entry.any_count();
+                    entry.any = Some(value);
+                    let delta = entry.any_count() as i64 - before as i64;
+                    if delta > 0 {
+                        a.pending.add_assign(capability.times(delta));
+                    } else if delta < 0 {
+                        a.pending.sub_assign(capability.times(-delta));
+                    }
+                }
+                Some(l) => {
+                    entry.locations.insert(l, value);
+                }
+            }
+        }
+        self.touch_demand(app);
+        Ok(())
+    }
+
+    /// A container finished on its node (`complete`) or was given back by its AM (`release`).
+    pub fn complete_container(&mut self, container: ContainerId, exit_status: i32) -> Result<(), SchedulerError> {
+        if !self.cluster.containers.get(container.index()).is_some_and(|c| c.alive) {
+            return Err(SchedulerError::ContainerNotLive(format!("#{}", container.0)));
+        }
+        self.finish_container(container, exit_status);
+        Ok(())
+    }
+
+    pub(crate) fn finish_container(&mut self, container: ContainerId, exit_status: i32) {
+        if !self.cluster.containers[container.index()].alive {
+            return;
+        }
+        self.unmark(container);
+        let c = self.cluster.end_container(container, exit_status);
+        let (app, resource) = (c.app, c.resource);
+        let a = &mut self.apps[app.index()];
+        a.usage.sub_assign(resource);
+        a.live.note_ended(&self.cluster.container_gen);
+        if let Some(q) = self.apps[app.index()].queue {
+            self.charge_path(q, resource, false);
+            self.refresh_app(app);
+        }
+        self.touch_demand(app);
+    }
+
+    /// The most recently allocated live non-AM containers of `app` (on `node` if given).
+    pub fn latest_containers(&self, app: AppId, count: usize, node: Option<NodeId>) -> Vec<ContainerId> {
+        let mut live: Vec<ContainerId> = self
+            .app_containers(app)
+            .filter(|&c| {
+                let c = &self.cluster.containers[c.index()];
+                !c.is_am && node.is_none_or(|n| c.node == n)
+            })
+            .collect();
+        live.sort_by_key(|&c| std::cmp::Reverse(self.cluster.containers[c.index()].seq));
+        live.truncate(count);
+        live
+    }
+
+    /// The application finishes: its containers are released, its reservations dropped,
+    /// and it leaves its queue (which may let waiting applications run).
+    pub fn finish_app(&mut self, app: AppId) -> Result<(), SchedulerError> {
+        if !self.apps[app.index()].is_alive() {
+            return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
+        }
+        for c in self.app_containers(app).collect::<Vec<_>>() {
+            self.finish_container(c, -100);
+        }
+        for node in self.apps[app.index()].reserved_nodes.clone() {
+            self.unreserve(app, node);
+        }
+        let queue = self.apps[app.index()].queue.expect("an alive app has a queue");
+        let was_runnable = self.remove_from_queue(app, queue);
+        let a = &mut self.apps[app.index()];
+        a.state = AppState::Finished;
+        a.requests.clear();
+        a.pending = Resource::none();
+        a.demand = Resource::none();
+        a.fair_share = Resource::none();
+        a.runnable = false;
+        a.wait = None;
+        let user = a.user.clone();
+        self.refresh_app(app);
+        self.touch_demand(app);
+        if was_runnable {
+            self.untrack_runnable(app);
+            self.update_runnability_on_app_removal(&user, queue);
+        } else {
+            self.untrack_non_runnable(app);
+        }
+        Ok(())
+    }
+
+    /// Take `app` out of its leaf's lists, releasing its AM usage. True if it was runnable.
+    fn remove_from_queue(&mut self, app: AppId, queue: QueueId) -> bool {
+        let q = self.q_mut(queue);
+        let runnable = q.runnable_apps.contains(&app);
+        q.runnable_apps.retain(|&a| a != app);
+        q.non_runnable_apps.retain(|&a| a != app);
+        let a = &self.apps[app.index()];
+        if runnable && a.am_running {
+            let am = a.am_resource;
+            self.q_mut(queue).am_usage.sub_assign(am);
+        }
+        runnable
+    }
+
+    /// Move a running application to another leaf, as YARN's moveApplicationAcrossQueues:
+    /// refused when the target is not a leaf, or would break maxRunningApps or maxResources
+    /// on a queue below the lowest common ancestor.
+    pub fn move_app(&mut self, app: AppId, target: &str) -> Result<QueueId, SchedulerError> {
+        if !self.apps[app.index()].is_alive() {
+            return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
+        }
+        let target_name =
+            if target == "root" || target.starts_with("root.") { target.to_string() } else { format!("root.{target}") };
+        let target = self.queue_id(&target_name).filter(|&q| self.q(q).leaf).ok_or_else(|| {
+            SchedulerError::MoveRefused(format!("target queue {target_name} not found or is not a leaf queue"))
+        })?;
+        let old = self.apps[app.index()].queue.expect("an alive app has a queue");
+        if old == target {
+            return Ok(target);
+        }
+        let was_runnable = self.apps[app.index()].runnable;
+        let usage = self.apps[app.index()].usage;
+        if was_runnable {
+            let old_path: Vec<QueueId> = self.path_to_root(old).collect();
+            for q in self.path_to_root(target).take_while(|q| !old_path.contains(q)) {
+                let queue = self.q(q);
+                if queue.runnable_count as i64 == queue.settings.max_running_apps as i64 {
+                    return Err(SchedulerError::MoveRefused(format!(
+                        "moving to {target_name} would violate maxRunningApps of {}",
+                        queue.name
+                    )));
+                }
+                if !queue.usage.saturating_add(usage).fits_in(&self.max_share(q)) {
+                    return Err(SchedulerError::MoveRefused(format!(
+                        "moving to {target_name} would violate maxResources of {}",
+                        queue.name
+                    )));
+                }
+            }
+        }
+        let user = self.apps[app.index()].user.clone();
+        // As YARN's executeMove: runnability in the target is judged before the app leaves
+        // its queue, and a runnable app that would not run there is not moved.
+        let now_runnable = match self.runnable_block(target, &user) {
+            None => true,
+            Some(reason) if was_runnable => {
+                return Err(SchedulerError::MoveRefused(format!(
+                    "the app would not be runnable in {target_name}: {reason}"
+                )))
+            }
+            Some(_) => false,
+        };
+        let (am_running, am) = (self.apps[app.index()].am_running, self.apps[app.index()].am_resource);
+        self.detach_app(app);
+        self.remove_from_queue(app, old);
+        if was_runnable {
+            self.untrack_runnable(app);
+        }
+        for node in self.apps[app.index()].reserved_nodes.clone() {
+            self.unreserve(app, node);
+        }
+        self.charge_path(old, usage, false);
+        self.apps[app.index()].queue = Some(target);
+        self.charge_path(target, usage, true);
+        if now_runnable {
+            self.q_mut(target).runnable_apps.push(app);
+            if !was_runnable {
+                self.untrack_non_runnable(app);
+            }
+            self.apps[app.index()].runnable = true;
+            self.apps[app.index()].wait = None;
+            self.track_runnable(app);
+            // YARN drops a moved app's AM usage from the old queue without adding it to the
+            // new one, which lets the new queue's AM usage go negative when the app ends;
+            // fairloom moves it so a leaf's AM usage stays the sum over its runnable apps.
+            if am_running {
+                self.q_mut(target).am_usage.add_assign(am);
+            }
+            let a = &mut self.apps[app.index()];
+            if a.unmanaged_am || a.am_running {
+                a.state = AppState::Running;
+            }
+        } else {
+            self.q_mut(target).non_runnable_apps.push(app);
+            self.apps[app.index()].runnable = false;
+        }
+        self.refresh_app(app);
+        self.refresh_path(old);
+        self.touch_demand(app);
+        if was_runnable {
+            self.update_runnability_on_app_removal(&user, old);
+        }
+        Ok(target)
+    }
+
+    /// Put running containers on a node directly, as an RM recovering after a restart
+    /// learns them from node managers: no limit, share or locality check.
+    pub fn place_containers(
+        &mut self,
+        app: AppId,
+        node: NodeId,
+        capability: Resource,
+        priority: i32,
+        count: u32,
+        am: bool,
+    ) -> Result<Vec<ContainerId>, SchedulerError> {
+        if !self.apps[app.index()].is_alive() {
+            return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
+        }
+        if self.cluster.nodes[node.index()].removed {
+            return Err(SchedulerError::UnknownNode(self.cluster.nodes[node.index()].name.clone()));
+        }
+        let mut out = Vec::new();
+        for i in 0..count {
+            let is_am = am && i == 0 && !self.apps[app.index()].am_running;
+            let c = self.new_container(app, node, capability, priority, is_am);
+            if is_am {
+                self.mark_am(app, capability);
+                // The recovered AM satisfies the AM ask made at submission.
+                if let Some(idx) = self.apps[app.index()].request_index(0, &self.normalize_for(app, capability)) {
+                    self.decrement_any(app, idx);
+                }
+            }
+            out.push(c);
+        }
+        Ok(out)
+    }
+
+    /// Give `node` a reservation for `app`, as recovery would.
+    pub fn place_reservation(
+        &mut self,
+        app: AppId,
+        node: NodeId,
+        capability: Resource,
+        priority: i32,
+    ) -> Result<(), SchedulerError> {
+        if !self.apps[app.index()].is_alive() {
+            return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
+        }
+        if let Some(r) = self.cluster.nodes[node.index()].reservation {
+            self.unreserve(r.app, node);
+        }
+        self.cluster.nodes[node.index()].reservation =
+            Some(Reservation { app, priority, resource: capability, seq: 0 });
+        self.apps[app.index()].reserved_nodes.push(node);
+        Ok(())
+    }
+}

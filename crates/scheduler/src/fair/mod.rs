@@ -1,0 +1,24 @@
+//! YARN's Fair Scheduler: fair shares (steady and instantaneous) over a weighted queue tree,
+//! the fair, drf and fifo policies, placement rules, maxRunningApps and maxAMShare, delay
+//! scheduling, reservations and starvation-driven preemption.
+
+mod apps;
+mod assign;
+mod audit;
+mod driver;
+pub mod fair_share;
+pub mod members;
+mod order;
+mod placement;
+pub mod policy;
+pub mod preempt;
+mod runnable;
+mod scheduler;
+pub mod state;
+mod tree;
+mod update;
+
+pub use placement::clean_name;
+pub use scheduler::FairScheduler;
+pub use state::{App, AppState, Queue, QueueSettings};
+pub use tree::{valid_queue_path, ROOT};

@@ -1,0 +1,629 @@
+//! Fair Scheduler preemption, as YARN does it since 2.9 (SEMANTICS §7): starvation per app
+//! (fair share) and per leaf (min share, attributed to apps), victims found on one node per
+//! starved container, marked, killed after `waitTimeBeforeKill`, and the freed room offered
+//! to the starved app first. Everything runs inside `update(now)`: no thread, no timer.
+
+use fairloom_model::{Millis, Resource};
+
+use super::policy::Calculator;
+use super::FairScheduler;
+use crate::ids::{AppId, ContainerId, NodeId, QueueId};
+
+/// Exit status of a container killed by preemption (YARN's ContainerExitStatus.PREEMPTED).
+pub const PREEMPTED: i32 = -102;
+
+/// A kill waiting for its time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PendingKill {
+    pub at: Millis,
+    pub container: ContainerId,
+    /// Marked for fair-share starvation (else min-share).
+    pub for_fair_share: bool,
+}
+
+/// A starved application and the figures that make it starved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StarvedApp {
+    pub app: AppId,
+    pub name: String,
+    pub queue: String,
+    pub usage: Resource,
+    pub fair_share: Resource,
+    pub demand: Resource,
+    pub threshold: f32,
+    /// min(fair share × threshold, demand): what the app is owed.
+    pub fair_demand: Resource,
+    pub fair_share_timeout_ms: Option<i64>,
+    /// How long usage has been below the fair demand (since it last was not).
+    pub below_fair_demand_for_ms: Millis,
+    pub fairshare_starvation: Resource,
+    pub queue_min_share: Resource,
+    pub min_share_timeout_ms: Option<i64>,
+    pub minshare_starvation: Resource,
+}
+
+/// A container preemption would take, from whom, for whom.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Victim {
+    pub container: ContainerId,
+    /// `APP/N`.
+    pub name: String,
+    pub app: String,
+    pub queue: String,
+    pub node: String,
+    pub resource: Resource,
+    pub is_am: bool,
+    pub for_app: String,
+    /// The victim app's usage once everything marked so far is gone: never below its fair share.
+    pub app_usage_after: Resource,
+    pub app_fair_share: Resource,
+}
+
+/// What preemption would do now, and why.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PreemptionPlan {
+    pub gate_open: bool,
+    pub gate: String,
+    pub starved: Vec<StarvedApp>,
+    pub victims: Vec<Victim>,
+    /// Apps that want more but are not starved, and why.
+    pub not_starved: Vec<(String, String)>,
+}
+
+/// One starved request: its size, how many, and the nodes that can serve it.
+struct StarvedRequest {
+    capability: Resource,
+    count: i32,
+    nodes: Vec<NodeId>,
+    relax: bool,
+    any: bool,
+}
+
+/// Preemption counters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PreemptionCounters {
+    pub starved_app_checks: u64,
+    /// Containers marked for an app starved for its fair share / for its queue's min share
+    /// (an app starved for both counts as fair share).
+    pub marked_for_fair_share: u64,
+    pub marked_for_min_share: u64,
+    /// Kills and memory freed, by the reason their container was marked.
+    pub killed_for_fair_share: u64,
+    pub killed_for_min_share: u64,
+    pub memory_freed_for_fair_share_mb: i64,
+    pub memory_freed_for_min_share_mb: i64,
+    pub containers_marked: u64,
+    pub containers_killed: u64,
+    pub memory_freed_mb: i64,
+    pub vcores_freed: i64,
+}
+
+impl FairScheduler {
+    /// Both gates: preemption on, and utilization (the larger of memory and vcores) strictly
+    /// above the threshold.
+    pub(crate) fn preemption_gate(&self) -> bool {
+        self.props.preemption && (self.props.preemption_utilization_threshold as f64) < self.cluster_utilization()
+    }
+
+    /// The larger of memory and vcore utilization of the cluster.
+    fn cluster_utilization(&self) -> f64 {
+        let used = self.q(super::tree::ROOT).usage;
+        let ratio = |u: i64, c: i64| if c > 0 { u as f64 / c as f64 } else { 0.0 };
+        ratio(used.memory(), self.cluster.total.memory()).max(ratio(used.vcores(), self.cluster.total.vcores()))
+    }
+
+    /// What the next update's preemption would do at `now`, and why, without doing it: the
+    /// same update runs on a copy of the state and records what it finds.
+    pub fn preemption_dry_run(&self, now: Millis) -> PreemptionPlan {
+        let mut copy = self.clone();
+        let mut plan =
+            PreemptionPlan { gate_open: copy.preemption_gate(), gate: copy.gate_explanation(), ..Default::default() };
+        copy.update_with(now, Some(&mut plan));
+        // Every app that wants more and is not starved, with the reason.
+        for (id, a) in copy.apps() {
+            if !a.is_alive() || !a.runnable || a.pending.is_none() || plan.starved.iter().any(|s| s.app == id) {
+                continue;
+            }
+            let why = copy.why_not_starved(id, now, plan.gate_open, &plan.gate);
+            plan.not_starved.push((a.name.clone(), why));
+        }
+        plan
+    }
+
+    fn why_not_starved(&self, app: AppId, now: Millis, gate_open: bool, gate: &str) -> String {
+        if !gate_open {
+            return gate.to_string();
+        }
+        let a = &self.apps[app.index()];
+        let Some(queue) = a.queue else { return "no queue".to_string() };
+        if now < a.next_starvation_check {
+            return format!(
+                "recently given resources by preemption: not checked again before {} ms",
+                a.next_starvation_check
+            );
+        }
+        let s = &self.q(queue).settings;
+        let owed = a.fair_share.multiply_truncate(s.fair_share_preemption_threshold as f64).componentwise_min(a.demand);
+        let show = crate::reason::ShowResource;
+        let calc = Calculator::of(self.q(queue).policy);
+        if !calc.below_share(&self.cluster.total, &a.usage, &owed, self.types) {
+            return format!(
+                "usage {} is not below what it is owed, {} (fair share {} × threshold {}, capped by demand)",
+                show(&a.usage),
+                show(&owed),
+                show(&a.fair_share),
+                s.fair_share_preemption_threshold
+            );
+        }
+        match s.fair_share_preemption_timeout_ms {
+            None => format!(
+                "below what it is owed ({}), but {} has no fairSharePreemptionTimeout (never preempts for fair share)",
+                show(&owed),
+                self.q(queue).name
+            ),
+            Some(t) => format!(
+                "below what it is owed ({}) for {} ms; the timeout is {t} ms",
+                show(&owed),
+                now - a.last_time_at_fair_share
+            ),
+        }
+    }
+
+    fn gate_explanation(&self) -> String {
+        let utilization = self.cluster_utilization();
+        let threshold = self.props.preemption_utilization_threshold;
+        match (self.props.preemption, (threshold as f64) < utilization) {
+            (false, _) => "preemption is off (yarn.scheduler.fair.preemption=false): no starvation is tracked".to_string(),
+            (true, false) => format!(
+                "cluster utilization {:.1}% (the larger of memory and vcores) is not above the threshold {:.1}%: no starvation is tracked",
+                utilization * 100.0,
+                threshold * 100.0
+            ),
+            (true, true) => format!("cluster utilization {:.1}% is above the threshold {:.1}%", utilization * 100.0, threshold * 100.0),
+        }
+    }
+
+    /// The update's preemption part: starvation, then identify and act for each starved app,
+    /// smallest starvation first, then the kills whose wait has expired. With a `plan`, it
+    /// records instead of killing.
+    pub(crate) fn preempt_with(&mut self, now: Millis, mut plan: Option<&mut PreemptionPlan>) {
+        if self.preemption_gate() {
+            let mut starved = Vec::new();
+            let leaves: Vec<QueueId> = self.queues().filter(|(_, q)| q.leaf).map(|(id, _)| id).collect();
+            for leaf in leaves {
+                self.update_starved_apps(leaf, now, &mut starved);
+            }
+            // An app starved for both fair and min share is listed twice; YARN's starved-app
+            // queue holds it once.
+            let mut seen = std::collections::BTreeSet::new();
+            starved.retain(|&a| seen.insert(a));
+            // YARN's queue takes the app whose starvation fits in the other's first. "Fits in"
+            // is only a partial order (and sorting needs a total one), so the order is its
+            // lexicographic extension, then the app id.
+            starved.sort_by_key(|&a| (self.starvation(a).to_array(), a));
+            if let Some(plan) = plan.as_deref_mut() {
+                for &app in &starved {
+                    plan.starved.push(self.explain_starved(app, now));
+                }
+            }
+            for app in starved {
+                self.preemption.starved_app_checks += 1;
+                let victims = self.identify_and_mark(app, now);
+                if let Some(plan) = plan.as_deref_mut() {
+                    for (node, c) in victims {
+                        plan.victims.push(self.explain_victim(app, node, c));
+                    }
+                }
+                let delay = self.props.wait_time_before_kill_ms
+                    + 4 * self.props.nm_heartbeat_interval_ms
+                    + self.props.wait_time_before_next_starvation_check_ms;
+                self.apps[app.index()].next_starvation_check = now.saturating_add(delay);
+            }
+        }
+        if plan.is_none() {
+            self.run_kills(now);
+        }
+    }
+
+    /// The app's total starvation: fair-share plus attributed min-share starvation.
+    pub fn starvation(&self, app: AppId) -> Resource {
+        let a = &self.apps[app.index()];
+        a.fairshare_starvation.saturating_add(a.minshare_starvation)
+    }
+
+    fn update_starved_apps(&mut self, leaf: QueueId, now: Millis, starved: &mut Vec<AppId>) {
+        let calc = Calculator::of(self.q(leaf).policy);
+        let settings = self.q(leaf).settings.clone();
+        // Apps with pending demand that are not in their post-preemption back-off, in the
+        // leaf's order.
+        let apps: Vec<AppId> = self
+            .apps_with_demand(leaf)
+            .into_iter()
+            .filter(|&a| now >= self.apps[a.index()].next_starvation_check)
+            .collect();
+        let mut fair_total = Resource::none();
+        for &a in &apps {
+            let s = self.fairshare_starvation_of(a, &settings, calc, now);
+            if s.is_none() {
+                break;
+            }
+            starved.push(a);
+            fair_total.add_assign(s);
+        }
+        // Min-share starvation of the leaf, less what its apps' fair-share starvation covers.
+        let q = self.q(leaf);
+        let deficit = settings.min_share.componentwise_min(q.demand).sub_non_negative(q.usage);
+        if deficit.is_none() {
+            self.q_mut(leaf).last_time_at_min_share = now;
+        }
+        let last = self.q(leaf).last_time_at_min_share;
+        let timed_out = settings.min_share_preemption_timeout_ms.is_some_and(|t| now - last >= t);
+        let mut pending = if timed_out { deficit } else { Resource::none() };
+        pending = pending.sub_non_negative(fair_total);
+        for &a in &apps {
+            if pending.is_none() {
+                self.apps[a.index()].minshare_starvation = Resource::none();
+                continue;
+            }
+            let app = &self.apps[a.index()];
+            let mut share = app.demand.saturating_sub(app.usage).sub_non_negative(app.fairshare_starvation);
+            // YARN's quirk, kept: an app wanting more than the remaining deficit is credited
+            // its want less the deficit (SEMANTICS §7.4).
+            if calc.compare(&self.cluster.total, &share, &pending, self.types).is_gt() {
+                share = share.sub_non_negative(pending);
+                pending = Resource::none();
+            } else {
+                pending = pending.sub_non_negative(share);
+            }
+            self.apps[a.index()].minshare_starvation = share;
+            starved.push(a);
+        }
+    }
+
+    fn fairshare_starvation_of(
+        &mut self,
+        a: AppId,
+        s: &super::state::QueueSettings,
+        calc: Calculator,
+        now: Millis,
+    ) -> Resource {
+        let app = &self.apps[a.index()];
+        let threshold = app.fair_share.multiply_truncate(s.fair_share_preemption_threshold as f64);
+        let fair_demand = threshold.componentwise_min(app.demand);
+        let below = calc.below_share(&self.cluster.total, &app.usage, &fair_demand, self.types);
+        let usage = app.usage;
+        let app = &mut self.apps[a.index()];
+        if !below {
+            app.last_time_at_fair_share = now;
+        }
+        let timed_out = s.fair_share_preemption_timeout_ms.is_some_and(|t| now - app.last_time_at_fair_share >= t);
+        app.fairshare_starvation =
+            if below && timed_out { fair_demand.sub_non_negative(usage) } else { Resource::none() };
+        app.fairshare_starvation
+    }
+
+    /// For each container the starvation asks for: the cheapest set of victims on one node.
+    /// Returns what was marked.
+    fn identify_and_mark(&mut self, starved: AppId, now: Millis) -> Vec<(NodeId, ContainerId)> {
+        let mut marked = Vec::new();
+        let mut pending = self.starvation(starved);
+        for request in self.starved_requests(starved) {
+            if pending.is_none() {
+                break;
+            }
+            // How many containers of this size the starvation covers (memory, as YARN's
+            // scheduler-wide calculator counts).
+            let capability = request.capability;
+            let fit = if capability.memory() > 0 { pending.memory() / capability.memory() } else { 0 };
+            let n = fit.min(request.count as i64);
+            if n <= 0 {
+                continue;
+            }
+            pending = pending.sub_non_negative(capability.times(n));
+            for _ in 0..n {
+                let mut best = self.best_victims(capability, &request.nodes);
+                // A request that may relax looks elsewhere when its own nodes would cost AMs.
+                if request.relax && !request.any && best.as_ref().is_some_and(|(_, _, ams)| *ams > 0) {
+                    let others: Vec<NodeId> =
+                        self.cluster.nodes().map(|(id, _)| id).filter(|id| !request.nodes.contains(id)).collect();
+                    if let Some(spare) = self.best_victims(capability, &others) {
+                        if best.as_ref().is_some_and(|b| spare.2 < b.2) {
+                            best = Some(spare);
+                        }
+                    }
+                }
+                if let Some((node, victims, _)) = best {
+                    self.mark(starved, node, &victims, now);
+                    marked.extend(victims.iter().map(|&c| (node, c)));
+                }
+            }
+        }
+        marked
+    }
+
+    /// The starved app's requests at one locality level per key, as YARN's visited-request
+    /// tracker yields them: a host hides its rack and `*`, a rack hides `*` and its hosts.
+    /// Hosts come first, then racks, then `*` (YARN's order here is a hash map's).
+    fn starved_requests(&self, app: AppId) -> Vec<StarvedRequest> {
+        let mut out = Vec::new();
+        let all: Vec<NodeId> = self.cluster.nodes().map(|(id, _)| id).collect();
+        for e in self.apps[app.index()].requests.iter().filter(|e| e.any_count() > 0) {
+            let mut hidden_racks = Vec::new();
+            let mut any_hidden = false;
+            for (&loc, ask) in e.locations.iter().filter(|(_, a)| a.count > 0) {
+                if let Some(node) = self.cluster.nodes().find(|(_, n)| n.location == loc).map(|(id, _)| id) {
+                    hidden_racks.push(self.cluster.nodes[node.index()].rack);
+                    any_hidden = true;
+                    out.push(StarvedRequest {
+                        capability: e.capability,
+                        count: ask.count,
+                        nodes: vec![node],
+                        relax: ask.relax,
+                        any: false,
+                    });
+                }
+            }
+            for (&loc, ask) in e.locations.iter().filter(|(_, a)| a.count > 0) {
+                let rack_nodes: Vec<NodeId> =
+                    self.cluster.nodes().filter(|(_, n)| n.rack == loc).map(|(id, _)| id).collect();
+                if rack_nodes.is_empty() || hidden_racks.contains(&loc) {
+                    continue;
+                }
+                any_hidden = true;
+                out.push(StarvedRequest {
+                    capability: e.capability,
+                    count: ask.count,
+                    nodes: rack_nodes,
+                    relax: ask.relax,
+                    any: false,
+                });
+            }
+            if !any_hidden {
+                out.push(StarvedRequest {
+                    capability: e.capability,
+                    count: e.any_count(),
+                    nodes: all.clone(),
+                    relax: true,
+                    any: true,
+                });
+            }
+        }
+        out
+    }
+
+    fn explain_starved(&self, app: AppId, now: Millis) -> StarvedApp {
+        let a = &self.apps[app.index()];
+        let queue = a.queue.expect("a starved app has a queue");
+        let s = &self.q(queue).settings;
+        StarvedApp {
+            app,
+            name: a.name.clone(),
+            queue: self.q(queue).name.clone(),
+            usage: a.usage,
+            fair_share: a.fair_share,
+            demand: a.demand,
+            threshold: s.fair_share_preemption_threshold,
+            fair_demand: a
+                .fair_share
+                .multiply_truncate(s.fair_share_preemption_threshold as f64)
+                .componentwise_min(a.demand),
+            fair_share_timeout_ms: s.fair_share_preemption_timeout_ms,
+            below_fair_demand_for_ms: now - a.last_time_at_fair_share,
+            fairshare_starvation: a.fairshare_starvation,
+            queue_min_share: s.min_share,
+            min_share_timeout_ms: s.min_share_preemption_timeout_ms,
+            minshare_starvation: a.minshare_starvation,
+        }
+    }
+
+    fn explain_victim(&self, for_app: AppId, node: NodeId, c: ContainerId) -> Victim {
+        let container = &self.cluster.containers[c.index()];
+        let a = &self.apps[container.app.index()];
+        Victim {
+            container: c,
+            name: format!("{}/{}", a.name, container.seq),
+            app: a.name.clone(),
+            queue: a.queue.map_or_else(String::new, |q| self.q(q).name.clone()),
+            node: self.cluster.nodes[node.index()].name.clone(),
+            resource: container.resource,
+            is_am: container.is_am,
+            for_app: self.apps[for_app.index()].name.clone(),
+            app_usage_after: a.usage.saturating_sub(a.marked_resource),
+            app_fair_share: a.fair_share,
+        }
+    }
+
+    /// Over every node: the victim set that frees `request` on that node with the fewest AM
+    /// containers (the first node needing none ends the search).
+    fn best_victims(&self, request: Resource, nodes: &[NodeId]) -> Option<(NodeId, Vec<ContainerId>, usize)> {
+        let mut best: Option<(NodeId, Vec<ContainerId>, usize)> = None;
+        let mut max_ams = usize::MAX;
+        for &id in nodes {
+            let n = &self.cluster.nodes[id.index()];
+            // Exact skip: every container already marked and the free room too small.
+            let reserved = n.reservation.map_or(Resource::none(), |r| r.resource);
+            if n.marked as usize == n.containers.len() && !request.fits_in(&n.unallocated().sub_non_negative(reserved))
+            {
+                continue;
+            }
+            if let Some((victims, ams)) = self.victims_on(id, request, max_ams) {
+                max_ams = ams;
+                best = Some((id, victims, ams));
+                if ams == 0 {
+                    break;
+                }
+            }
+        }
+        best
+    }
+
+    /// Victims on one node: non-AM containers first, AMs last; only from preemptable apps
+    /// that stay at or above their fair share. `None` if the node cannot free `request`
+    /// with fewer than `max_ams` AM containers.
+    fn victims_on(&self, node: NodeId, request: Resource, max_ams: usize) -> Option<(Vec<ContainerId>, usize)> {
+        let n = &self.cluster.nodes[node.index()];
+        let reserved = n.reservation.map_or(Resource::none(), |r| r.resource);
+        let mut potential = n.unallocated().sub_non_negative(reserved);
+        let mut candidates: Vec<ContainerId> =
+            self.node_containers(node).filter(|c| !self.cluster.containers[c.index()].marked_for).collect();
+        // Running order (allocation order), AM containers at the end.
+        candidates.sort_by_key(|&c| {
+            let c = &self.cluster.containers[c.index()];
+            (c.is_am, c.app, c.seq)
+        });
+        let mut chosen = Vec::new();
+        let mut considering: Vec<(AppId, Resource)> = Vec::new();
+        let mut ams = 0;
+        for c in candidates {
+            let container = &self.cluster.containers[c.index()];
+            let app = container.app;
+            let already = considering.iter().find(|(a, _)| *a == app).map_or(Resource::none(), |(_, r)| *r);
+            if self.can_be_preempted(app, container.resource, already) {
+                if container.is_am {
+                    ams += 1;
+                    if ams >= max_ams {
+                        return None;
+                    }
+                }
+                chosen.push(c);
+                match considering.iter_mut().find(|(a, _)| *a == app) {
+                    Some((_, r)) => r.add_assign(container.resource),
+                    None => considering.push((app, container.resource)),
+                }
+                potential.add_assign(container.resource);
+            }
+            if request.fits_in(&potential) {
+                return Some((chosen, ams));
+            }
+        }
+        None
+    }
+
+    /// YARN's `canContainerBePreempted`: the app's queue allows it, and the app stays at or
+    /// above its fair share without this container, what is already marked and what is
+    /// being considered.
+    fn can_be_preempted(&self, app: AppId, resource: Resource, considering: Resource) -> bool {
+        let a = &self.apps[app.index()];
+        let Some(queue) = a.queue else { return false };
+        if !self.q(queue).settings.allow_preemption_from || !a.is_alive() {
+            return false;
+        }
+        let after = a.usage.saturating_sub(a.marked_resource).saturating_sub(resource).saturating_sub(considering);
+        let calc = Calculator::of(self.q(queue).policy);
+        !calc.below_share(&self.cluster.total, &after, &a.fair_share, self.types)
+    }
+
+    /// Earmark victims on `node` for `starved`, warn their apps, and schedule the kills.
+    fn mark(&mut self, starved: AppId, node: NodeId, victims: &[ContainerId], now: Millis) {
+        let for_fair_share = !self.apps[starved.index()].fairshare_starvation.is_none();
+        if for_fair_share {
+            self.preemption.marked_for_fair_share += victims.len() as u64;
+        } else {
+            self.preemption.marked_for_min_share += victims.len() as u64;
+        }
+        let mut freed = Resource::none();
+        for &c in victims {
+            let container = &mut self.cluster.containers[c.index()];
+            container.marked_for = true;
+            let (app, r) = (container.app, container.resource);
+            self.cluster.nodes[node.index()].marked += 1;
+            freed.add_assign(r);
+            let a = &mut self.apps[app.index()];
+            a.marked += 1;
+            a.marked_resource.add_assign(r);
+            self.preemption.containers_marked += 1;
+            self.kills.push(PendingKill {
+                at: now.saturating_add(self.props.wait_time_before_kill_ms),
+                container: c,
+                for_fair_share,
+            });
+        }
+        let list = &mut self.preempted_for[node.index()];
+        match list.iter_mut().find(|(a, _)| *a == starved) {
+            Some((_, r)) => r.add_assign(freed),
+            None => list.push((starved, freed)),
+        }
+    }
+
+    /// Kill the marked containers whose wait has expired (in marking order).
+    pub(crate) fn run_kills(&mut self, now: Millis) {
+        let (due, later): (Vec<PendingKill>, Vec<PendingKill>) = self.kills.drain(..).partition(|k| k.at <= now);
+        self.kills = later;
+        for k in due {
+            let c = &self.cluster.containers[k.container.index()];
+            if !c.alive || !c.marked_for {
+                continue;
+            }
+            let (app, r) = (c.app, c.resource);
+            self.finish_container(k.container, PREEMPTED);
+            let a = &mut self.apps[app.index()];
+            a.preempted += 1;
+            self.preemption.containers_killed += 1;
+            self.preemption.memory_freed_mb += r.memory();
+            self.preemption.vcores_freed += r.vcores();
+            if k.for_fair_share {
+                self.preemption.killed_for_fair_share += 1;
+                self.preemption.memory_freed_for_fair_share_mb += r.memory();
+            } else {
+                self.preemption.killed_for_min_share += 1;
+                self.preemption.memory_freed_for_min_share_mb += r.memory();
+            }
+        }
+    }
+
+    /// A container's preemption mark is dropped when it finishes (killed or otherwise).
+    pub(crate) fn unmark(&mut self, container: ContainerId) {
+        let c = &mut self.cluster.containers[container.index()];
+        if !c.marked_for {
+            return;
+        }
+        c.marked_for = false;
+        let (app, r, node) = (c.app, c.resource, c.node);
+        self.cluster.nodes[node.index()].marked -= 1;
+        let a = &mut self.apps[app.index()];
+        a.marked = a.marked.saturating_sub(1);
+        a.marked_resource.sub_assign(r);
+    }
+
+    /// Heartbeat, first step: room freed by preemption goes to the apps it was freed for
+    /// (while they are still starved and alive).
+    pub(crate) fn assign_preempted(&mut self, node: NodeId, now: Millis, out: &mut Vec<crate::driver::Decision>) {
+        let list = std::mem::take(&mut self.preempted_for[node.index()]);
+        let mut keep = Vec::new();
+        for (app, amount) in list {
+            if !self.apps[app.index()].is_alive() || !self.is_starved(app) {
+                continue;
+            }
+            keep.push((app, amount));
+            let mut pending = amount;
+            while !pending.is_none() && self.apps[app.index()].is_alive() {
+                match self.assign_app_for_preemption(app, node, now, out) {
+                    Some(r) => pending = pending.sub_non_negative(r),
+                    None => break,
+                }
+            }
+        }
+        self.preempted_for[node.index()] = keep;
+    }
+
+    /// YARN's `isStarved`: below fair share, or attributed min-share starvation.
+    pub(crate) fn is_starved(&self, app: AppId) -> bool {
+        let a = &self.apps[app.index()];
+        let Some(queue) = a.queue else { return false };
+        let calc = Calculator::of(self.q(queue).policy);
+        calc.below_share(&self.cluster.total, &a.usage, &a.fair_share, self.types) || !a.minshare_starvation.is_none()
+    }
+
+    /// The preemption warning an AM sees in its allocate response: its containers selected
+    /// for preemption and not yet killed.
+    pub fn preemption_warnings(&self, app: AppId) -> Vec<ContainerId> {
+        let mut marked: Vec<ContainerId> =
+            self.app_containers(app).filter(|c| self.cluster.containers[c.index()].marked_for).collect();
+        marked.sort_by_key(|c| self.cluster.containers[c.index()].seq);
+        marked
+    }
+
+    pub(crate) fn node_preempted_for(&self, node: NodeId, app: AppId) -> bool {
+        self.preempted_for[node.index()].iter().any(|(a, _)| *a == app)
+    }
+}

@@ -1,0 +1,349 @@
+//! The Fair Scheduler: one owner of the cluster state, driven by events and `now`.
+
+use std::collections::{BTreeMap, HashMap};
+
+use fairloom_config::{generated_policy, AllocationFile, ConfigError, RuleConfig, SchedulerProperties};
+use fairloom_model::Resource;
+
+use super::runnable::UserRunState;
+use super::state::{App, AppState};
+use super::tree::{DEFAULT_QUEUE, ROOT};
+use crate::cluster::{Cluster, Container, Node};
+use crate::driver::{Counters, SchedulerError};
+use crate::ids::{AppId, ContainerId, LocationId, NodeId, PartitionId, QueueId};
+use crate::reason::WaitReason;
+
+pub struct FairScheduler {
+    pub(crate) props: SchedulerProperties,
+    pub(crate) alloc: AllocationFile,
+    pub(crate) placement: Vec<RuleConfig>,
+    pub(crate) types: usize,
+    pub(crate) queues: Vec<super::state::Queue>,
+    pub(crate) queue_index: HashMap<String, QueueId>,
+    pub(crate) apps: Vec<App>,
+    pub(crate) cluster: Cluster,
+    /// Per node: room being freed by preemption there, by the starved app it is for.
+    pub(crate) preempted_for: Vec<Vec<(AppId, Resource)>>,
+    pub(crate) users: HashMap<String, UserRunState>,
+    pub(crate) groups: BTreeMap<String, Vec<String>>,
+    pub(crate) cluster_timestamp: i64,
+    pub(crate) warnings: Vec<String>,
+    /// False while some order key is NaN: the walk sorts instead (see `order`).
+    pub(crate) order_exact: bool,
+    /// The optimisation switches of the current scheduling pass.
+    pub(crate) walk: fairloom_config::Optimizations,
+    /// Apps whose usage or pending changed since the last update (see `update`).
+    pub(crate) demand_dirty_apps: Vec<AppId>,
+    /// The next update recomputes every demand (the tree, max shares or the cluster changed).
+    pub(crate) demand_full: bool,
+    /// Something an instantaneous split reads changed since the last update: runnable apps
+    /// (`track_runnable`), max shares (`refresh_max_shares`), or the tree, policies and
+    /// settings, each change of which ends in `rebuild_order`. Size-based weights are checked
+    /// by the update itself.
+    pub(crate) shares_stale: bool,
+    /// Preemption kills waiting for `waitTimeBeforeKill`.
+    pub(crate) kills: Vec<super::preempt::PendingKill>,
+    pub preemption: super::preempt::PreemptionCounters,
+    pub phases: crate::phases::PhaseTimes,
+    pub(crate) phase_clock: Option<Box<dyn crate::phases::PhaseClock>>,
+    pub counters: Counters,
+}
+
+impl FairScheduler {
+    /// A scheduler over an empty cluster with the given configuration.
+    pub fn new(props: SchedulerProperties, alloc: AllocationFile) -> Result<Self, SchedulerError> {
+        let types = props.resource_types.len();
+        let placement = alloc
+            .placement_policy
+            .clone()
+            .unwrap_or_else(|| generated_policy(props.allow_undeclared_pools, props.user_as_default_queue));
+        let mut s = Self {
+            props,
+            alloc: AllocationFile::default(),
+            placement,
+            types,
+            queues: Vec::new(),
+            queue_index: HashMap::new(),
+            apps: Vec::new(),
+            cluster: Cluster::default(),
+            preempted_for: Vec::new(),
+            users: HashMap::new(),
+            groups: BTreeMap::new(),
+            cluster_timestamp: 0,
+            warnings: Vec::new(),
+            order_exact: true,
+            walk: fairloom_config::Optimizations::ALL_ON,
+            demand_dirty_apps: Vec::new(),
+            demand_full: true,
+            shares_stale: true,
+            kills: Vec::new(),
+            preemption: Default::default(),
+            phases: Default::default(),
+            phase_clock: None,
+            counters: Counters::default(),
+        };
+        let root_policy = alloc.queues[0].scheduling_policy.unwrap_or(alloc.default_scheduling_policy);
+        s.alloc = alloc.clone();
+        s.add_queue("root", None, false, false, root_policy);
+        s.add_queue(DEFAULT_QUEUE, Some(ROOT), true, false, alloc.default_scheduling_policy);
+        s.apply_allocation(alloc);
+        Ok(s)
+    }
+
+    /// User → groups (the first is the primary group). Users not listed have one group named
+    /// like the user.
+    pub fn set_groups(&mut self, groups: BTreeMap<String, Vec<String>>) {
+        self.groups = groups;
+    }
+
+    pub fn properties(&self) -> &SchedulerProperties {
+        &self.props
+    }
+
+    pub fn allocation_file(&self) -> &AllocationFile {
+        &self.alloc
+    }
+
+    pub fn cluster_resource(&self) -> Resource {
+        self.cluster.total
+    }
+
+    pub fn resource_types(&self) -> &fairloom_model::ResourceTypes {
+        &self.props.resource_types
+    }
+
+    /// Warnings gathered from configuration loads and reloads (not errors).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    // ----- nodes -----------------------------------------------------------------------
+
+    /// Register many nodes at once: shares are recomputed once, not per node.
+    pub fn add_nodes<'a>(
+        &mut self,
+        nodes: impl IntoIterator<Item = (&'a str, Option<&'a str>, Resource)>,
+    ) -> Result<Vec<NodeId>, SchedulerError> {
+        let mut ids = Vec::new();
+        for (name, rack, total) in nodes {
+            ids.push(self.register_node(name, rack, total)?);
+        }
+        self.recompute_steady_shares();
+        self.cluster_changed();
+        Ok(ids)
+    }
+
+    pub fn add_node(&mut self, name: &str, rack: Option<&str>, total: Resource) -> Result<NodeId, SchedulerError> {
+        let id = self.register_node(name, rack, total)?;
+        self.recompute_steady_shares();
+        self.cluster_changed();
+        Ok(id)
+    }
+
+    fn register_node(&mut self, name: &str, rack: Option<&str>, total: Resource) -> Result<NodeId, SchedulerError> {
+        let id = self.cluster.register_node(name, rack, total, PartitionId::DEFAULT)?;
+        self.preempted_for.push(Vec::new());
+        Ok(id)
+    }
+
+    pub fn node_id(&self, name: &str) -> Option<NodeId> {
+        self.cluster.node_index.get(name).copied()
+    }
+
+    /// The node is lost: its containers complete (exit status ABORTED) and its reservation goes.
+    pub fn remove_node(&mut self, node: NodeId) {
+        if self.cluster.nodes[node.index()].removed {
+            return;
+        }
+        for c in self.node_containers(node).collect::<Vec<_>>() {
+            self.finish_container(c, -100);
+        }
+        if let Some(r) = self.cluster.nodes[node.index()].reservation {
+            self.unreserve(r.app, node);
+        }
+        self.cluster.deregister_node(node);
+        self.recompute_steady_shares();
+        self.cluster_changed();
+    }
+
+    pub(crate) fn new_container(
+        &mut self,
+        app: AppId,
+        node: NodeId,
+        resource: Resource,
+        priority: i32,
+        is_am: bool,
+    ) -> ContainerId {
+        let seq = self.apps[app.index()].next_container_seq;
+        let (id, generation) =
+            self.cluster.add_container(app, node, resource, priority, is_am, seq, PartitionId::DEFAULT);
+        let a = &mut self.apps[app.index()];
+        a.next_container_seq += 1;
+        a.usage.add_assign(resource);
+        a.live.push(id, generation);
+        let queue = a.queue.expect("an alive app has a queue");
+        self.charge_path(queue, resource, true);
+        self.refresh_app(app);
+        self.touch_demand(app);
+        id
+    }
+
+    /// The app's first container becomes its AM: AM usage is charged to its leaf.
+    pub(crate) fn mark_am(&mut self, app: AppId, resource: Resource) {
+        let a = &mut self.apps[app.index()];
+        a.am_running = true;
+        a.am_resource = resource;
+        if a.runnable {
+            a.state = AppState::Running;
+        }
+        // A leaf's AM usage is the sum over its runnable apps (a waiting app's AM, possible
+        // only through recovery, is charged when it becomes runnable).
+        if a.runnable {
+            let queue = a.queue.expect("an alive app has a queue");
+            self.q_mut(queue).am_usage.add_assign(resource);
+        }
+    }
+
+    /// A container by id. Ids are arena slots: valid while the container lives, reused after
+    /// it finishes.
+    pub fn container(&self, id: ContainerId) -> &Container {
+        &self.cluster.containers[id.index()]
+    }
+
+    /// A container by its app and its number `N` in `APP/N`.
+    pub fn container_by_seq(&self, app: AppId, seq: u32) -> Option<ContainerId> {
+        self.app_containers(app).find(|&c| self.cluster.containers[c.index()].seq == seq)
+    }
+
+    /// The app's live containers.
+    pub fn app_containers(&self, app: AppId) -> crate::live::LiveIter<'_> {
+        self.apps[app.index()].live.iter(&self.cluster.container_gen)
+    }
+
+    /// The node's live containers.
+    pub fn node_containers(&self, node: NodeId) -> crate::live::LiveIter<'_> {
+        self.cluster.nodes[node.index()].containers.iter(&self.cluster.container_gen)
+    }
+
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.cluster.nodes[id.index()]
+    }
+
+    pub fn nodes(&self) -> impl Iterator<Item = (NodeId, &Node)> {
+        self.cluster.nodes.iter().enumerate().filter(|(_, n)| !n.removed).map(|(i, n)| (NodeId(i as u32), n))
+    }
+
+    pub fn location_name(&self, id: LocationId) -> &str {
+        self.cluster.locations.name(id)
+    }
+
+    /// Why the app waits, if it does.
+    pub fn wait_reason(&self, app: AppId) -> Option<&WaitReason> {
+        self.apps[app.index()].wait.as_ref()
+    }
+
+    // ----- configuration -----------------------------------------------------------------
+
+    /// Hot reload: the new configuration applies at once, or is rejected whole with the old
+    /// one kept. Lowered limits never stop running work.
+    pub fn reload(&mut self, props: SchedulerProperties, alloc: AllocationFile) -> Result<(), SchedulerError> {
+        if props.resource_types != self.props.resource_types {
+            return Err(ConfigError::new("resource types cannot change on reload").into());
+        }
+        let placement = alloc
+            .placement_policy
+            .clone()
+            .unwrap_or_else(|| generated_policy(props.allow_undeclared_pools, props.user_as_default_queue));
+        self.props = props;
+        self.placement = placement;
+        self.apply_allocation(alloc);
+        self.update_runnability_on_reload();
+        Ok(())
+    }
+}
+
+impl FairScheduler {
+    /// Every queue of the tree, in creation order.
+    pub fn queues(&self) -> impl Iterator<Item = (QueueId, &super::state::Queue)> {
+        self.queues.iter().enumerate().filter(|(_, q)| !q.removed).map(|(i, q)| (QueueId(i as u32), q))
+    }
+
+    pub fn queue(&self, id: QueueId) -> &super::state::Queue {
+        &self.queues[id.index()]
+    }
+
+    /// Applications waiting (maxRunningApps) anywhere under `id`.
+    pub fn waiting_apps_under(&self, id: QueueId) -> usize {
+        let q = self.q(id);
+        q.non_runnable_apps.len() + q.children.iter().map(|&c| self.waiting_apps_under(c)).sum::<usize>()
+    }
+}
+
+impl FairScheduler {
+    /// Percentages resolve against the cluster; only drf keys read it.
+    fn cluster_changed(&mut self) {
+        self.refresh_max_shares();
+        if self.queues.iter().any(|q| !q.removed && q.policy == super::policy::PolicyKind::Drf) {
+            self.rebuild_order();
+        }
+    }
+}
+
+impl FairScheduler {
+    /// Add (or take) `r` to the usage of `leaf` and every ancestor.
+    pub(crate) fn charge_path(&mut self, leaf: QueueId, r: Resource, add: bool) {
+        let mut q = Some(leaf);
+        while let Some(id) = q {
+            let queue = &mut self.queues[id.index()];
+            if add {
+                queue.usage.add_assign(r);
+            } else {
+                queue.usage.sub_assign(r);
+            }
+            q = queue.parent;
+        }
+    }
+}
+
+impl Clone for FairScheduler {
+    /// A copy of the state (the dry run's); the phase clock stays with the original.
+    fn clone(&self) -> Self {
+        Self {
+            props: self.props.clone(),
+            alloc: self.alloc.clone(),
+            placement: self.placement.clone(),
+            types: self.types,
+            queues: self.queues.clone(),
+            queue_index: self.queue_index.clone(),
+            apps: self.apps.clone(),
+            cluster: self.cluster.clone(),
+            preempted_for: self.preempted_for.clone(),
+            users: self.users.clone(),
+            groups: self.groups.clone(),
+            cluster_timestamp: self.cluster_timestamp,
+            warnings: self.warnings.clone(),
+            order_exact: self.order_exact,
+            walk: self.walk,
+            demand_dirty_apps: self.demand_dirty_apps.clone(),
+            demand_full: self.demand_full,
+            shares_stale: self.shares_stale,
+            kills: self.kills.clone(),
+            preemption: self.preemption.clone(),
+            phases: self.phases.clone(),
+            phase_clock: None,
+            counters: self.counters.clone(),
+        }
+    }
+}
+
+impl FairScheduler {
+    /// Time the walk's phases with the driver's clock (counters are kept regardless).
+    pub fn set_phase_clock(&mut self, clock: Box<dyn crate::phases::PhaseClock>) {
+        self.phase_clock = Some(clock);
+    }
+
+    #[inline]
+    pub(crate) fn clock_ns(&self) -> u64 {
+        self.phase_clock.as_ref().map_or(0, |c| c.now_ns())
+    }
+}

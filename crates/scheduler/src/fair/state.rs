@@ -1,0 +1,206 @@
+//! The scheduler's objects: queues, applications with their requests, nodes, containers.
+//! Plain data in arenas, indexed by the dense ids of [`crate::ids`].
+
+use std::collections::BTreeMap;
+
+use fairloom_config::{Acl, ConfigurableResource, PolicyKind};
+use fairloom_model::{ApplicationId, Millis, NodeType, Resource};
+
+use super::order::OrderKey;
+pub use crate::cluster::{Container, Node, Reservation};
+pub use crate::driver::AppState;
+use crate::ids::{AppId, LocationId, NodeId, QueueId};
+use crate::reason::WaitReason;
+
+/// A queue's effective settings, after defaults and inheritance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueSettings {
+    pub weight: f32,
+    pub min_share: Resource,
+    /// Configured maximum (own, `maxChildResources` of the parent for a dynamic queue,
+    /// or `queueMaxResourcesDefault`); percentages are resolved against the current cluster.
+    pub max_resources: ConfigurableResource,
+    pub max_child_resources: Option<ConfigurableResource>,
+    pub max_running_apps: i32,
+    pub max_am_share: f32,
+    /// Own `maxContainerAllocation`; unset means inherited from the parent.
+    pub max_container_allocation: Option<Resource>,
+    pub fair_share_preemption_timeout_ms: Option<i64>,
+    pub min_share_preemption_timeout_ms: Option<i64>,
+    pub fair_share_preemption_threshold: f32,
+    pub allow_preemption_from: bool,
+    pub acl_submit_apps: Acl,
+    pub acl_administer_apps: Acl,
+}
+
+#[derive(Debug, Clone)]
+pub struct Queue {
+    /// Full path: `root.a.b`.
+    pub name: String,
+    pub parent: Option<QueueId>,
+    pub children: Vec<QueueId>,
+    pub leaf: bool,
+    /// Created at run time by placement rather than configured.
+    pub dynamic: bool,
+    pub reservable: bool,
+    /// The slot is no longer part of the tree (removed by a reload or as an empty dynamic queue).
+    pub removed: bool,
+    /// A leaf/parent conversion the configuration asks for, deferred while the queue has apps.
+    pub pending_conversion: Option<bool>,
+    pub settings: QueueSettings,
+    pub policy: PolicyKind,
+    /// Leaves: runnable and waiting applications, in arrival order.
+    pub runnable_apps: Vec<AppId>,
+    pub non_runnable_apps: Vec<AppId>,
+    /// Runnable applications in this subtree (maxRunningApps and "active").
+    pub runnable_count: u32,
+    pub usage: Resource,
+    pub demand: Resource,
+    /// Σ of the children's (or apps') demands before the max-share cap, kept between
+    /// updates so a changed app moves only its own path.
+    pub demand_sum: Resource,
+    pub am_usage: Resource,
+    pub fair_share: Resource,
+    pub steady_fair_share: Resource,
+    /// Children (or, in a leaf, apps) with pending demand, in the policy's order.
+    pub members: super::members::Members,
+    /// This queue's key in its parent's `members`, while it is one.
+    pub order_key: Option<OrderKey>,
+    /// Rank of the name among all queue names (the tie-break).
+    pub order_rank: u64,
+    /// The effective max share, resolved against the current cluster.
+    pub max_share: Resource,
+    /// `max_share` is finite in some type (otherwise no usage can exceed it).
+    pub max_share_bounded: bool,
+    /// This queue or an ancestor has a bounded max share: the max-share checks of an
+    /// allocation below it must run.
+    pub path_bounded: bool,
+    /// Last time the leaf was not starved for its min share.
+    pub last_time_at_min_share: Millis,
+    /// What the last instantaneous split of this queue's share read (see `update`).
+    pub share_signature: Vec<u64>,
+}
+
+impl Queue {
+    pub fn is_active(&self) -> bool {
+        self.runnable_count > 0
+    }
+
+    pub fn app_count(&self) -> usize {
+        self.runnable_apps.len() + self.non_runnable_apps.len()
+    }
+}
+
+/// The outstanding count at one resource name, and whether locality may relax past it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LocalityAsk {
+    pub count: i32,
+    pub relax: bool,
+}
+
+/// All asks of one application at one (priority, capability): YARN's scheduler key.
+#[derive(Debug, Clone)]
+pub struct RequestEntry {
+    pub priority: i32,
+    pub capability: Resource,
+    pub any: Option<LocalityAsk>,
+    /// Racks and hosts (YARN keeps them in one map by name).
+    pub locations: BTreeMap<LocationId, LocalityAsk>,
+    pub scheduling_opportunities: u32,
+    pub allowed_locality: Option<NodeType>,
+    pub last_scheduled: Option<Millis>,
+}
+
+impl RequestEntry {
+    pub fn any_count(&self) -> i32 {
+        self.any.map_or(0, |a| a.count.max(0))
+    }
+
+    pub fn count_at(&self, location: LocationId) -> i32 {
+        self.locations.get(&location).map_or(0, |a| a.count.max(0))
+    }
+
+    /// YARN's `canDelayTo`: no request at that name, or one that relaxes locality.
+    pub fn can_delay_to(&self, location: Option<LocationId>) -> bool {
+        match location {
+            None => self.any.is_none_or(|a| a.relax),
+            Some(l) => self.locations.get(&l).is_none_or(|a| a.relax),
+        }
+    }
+
+    /// YARN's `getUniqueLocationAsks`: how many resource names carry a request.
+    pub fn unique_location_asks(&self) -> usize {
+        self.locations.len() + usize::from(self.any.is_some())
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct App {
+    /// The caller's name for the application (the scenario's `app`).
+    pub name: String,
+    pub yarn_id: ApplicationId,
+    /// `application_<ts>_<seq>`: YARN's tie-break compares this string.
+    pub id_string: String,
+    pub user: String,
+    pub queue: Option<QueueId>,
+    pub start_time: Millis,
+    pub state: AppState,
+    pub rejection: Option<String>,
+    pub runnable: bool,
+    pub unmanaged_am: bool,
+    pub am_running: bool,
+    pub am_resource: Resource,
+    /// Sorted by priority, then arrival of the capability.
+    pub requests: Vec<RequestEntry>,
+    /// Outstanding asks at `*`: Σ count × capability (kept incrementally).
+    pub pending: Resource,
+    pub usage: Resource,
+    /// Usage plus pending at the last update (YARN caches demand between updates).
+    pub demand: Resource,
+    /// The demand this app contributes to `demand_counted_in`'s `demand_sum`.
+    pub demand_counted: Resource,
+    pub demand_counted_in: Option<QueueId>,
+    /// Usage or pending changed since the last update (the app is in the dirty list).
+    pub demand_dirty: bool,
+    pub fair_share: Resource,
+    /// Live containers (each container's `seq` gives allocation order).
+    pub live: crate::live::LiveList,
+    pub next_container_seq: u32,
+    /// Nodes on which this app holds a reservation.
+    pub reserved_nodes: Vec<NodeId>,
+    /// Why the app got nothing the last time it was offered a node (or why it waits).
+    pub wait: Option<WaitReason>,
+    pub preempted: u32,
+    /// This app's key in its leaf's `members`, while it is one.
+    pub order_key: Option<OrderKey>,
+    /// The tie-break name (YARN's id string) as an order-preserving number.
+    pub order_rank: u64,
+    pub fairshare_starvation: Resource,
+    pub minshare_starvation: Resource,
+    pub last_time_at_fair_share: Millis,
+    /// Post-preemption back-off: not checked for starvation before this time.
+    pub next_starvation_check: Millis,
+    /// Containers marked for preemption and not yet killed, and their total.
+    pub marked: u32,
+    pub marked_resource: Resource,
+}
+
+impl App {
+    pub fn is_alive(&self) -> bool {
+        matches!(self.state, AppState::Accepted | AppState::Running)
+    }
+
+    /// What YARN's `updateDemand` takes as the app's demand now: usage plus pending.
+    pub fn current_demand(&self) -> Resource {
+        self.usage.saturating_add(self.pending)
+    }
+
+    /// YARN's `getPendingDemand() = demand − usage`, non-zero in any component.
+    pub fn has_pending_demand(&self) -> bool {
+        !self.demand.saturating_sub(self.usage).is_none()
+    }
+
+    pub fn request_index(&self, priority: i32, capability: &Resource) -> Option<usize> {
+        self.requests.iter().position(|r| r.priority == priority && r.capability == *capability)
+    }
+}

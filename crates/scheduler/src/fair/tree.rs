@@ -1,0 +1,438 @@
+//! The queue tree: built from the allocation file, grown by placement, reshaped by reloads.
+
+use fairloom_config::{trim_queue_name, Acl, AllocationFile, ConfigurableResource, PolicyKind, QueueType};
+use fairloom_model::Resource;
+
+use super::policy::{child_policy_allowed, policy_applicable};
+use super::state::{Queue, QueueSettings};
+use super::FairScheduler;
+use crate::ids::QueueId;
+
+pub const ROOT: QueueId = QueueId(0);
+pub const DEFAULT_QUEUE: &str = "root.default";
+
+/// A path component is valid when it is non-empty and equal to its own trim (U+00A0 included).
+pub fn valid_component(c: &str) -> bool {
+    !c.is_empty() && trim_queue_name(c) == c && c.trim() == c
+}
+
+pub fn valid_queue_path(path: &str) -> bool {
+    path.split('.').all(valid_component)
+}
+
+impl FairScheduler {
+    pub fn queue_id(&self, name: &str) -> Option<QueueId> {
+        self.queue_index.get(name).copied()
+    }
+
+    pub(crate) fn q(&self, id: QueueId) -> &Queue {
+        &self.queues[id.index()]
+    }
+
+    pub(crate) fn q_mut(&mut self, id: QueueId) -> &mut Queue {
+        &mut self.queues[id.index()]
+    }
+
+    /// The queue and its ancestors up to root, leaf first.
+    pub(crate) fn path_to_root(&self, id: QueueId) -> impl Iterator<Item = QueueId> + '_ {
+        std::iter::successors(Some(id), move |q| self.q(*q).parent)
+    }
+
+    /// The policy a queue should have under `file`.
+    fn configured_policy(file: &AllocationFile, name: &str) -> PolicyKind {
+        file.queue(name).and_then(|c| c.scheduling_policy).unwrap_or(file.default_scheduling_policy)
+    }
+
+    /// Effective settings of queue `name` under the current allocation file.
+    pub(crate) fn resolve_settings(&self, name: &str, parent: Option<QueueId>, dynamic: bool) -> QueueSettings {
+        let file = &self.alloc;
+        let conf = file.queue(name);
+        let parent_settings = parent.map(|p| &self.q(p).settings);
+        let unbounded = ConfigurableResource::Absolute(self.props.resource_types.unbounded());
+        let max_resources = conf
+            .and_then(|c| c.max_resources)
+            .or_else(|| if dynamic { parent_settings.and_then(|p| p.max_child_resources) } else { None })
+            .or(file.queue_max_resources_default)
+            .unwrap_or(unbounded);
+        let is_root = parent.is_none();
+        let inherit_timeout =
+            |own: Option<i64>, default: Option<i64>, from_parent: fn(&QueueSettings) -> Option<i64>| {
+                own.or(if is_root { default } else { parent_settings.and_then(from_parent) })
+            };
+        let fair_timeout = inherit_timeout(
+            conf.and_then(|c| c.fair_share_preemption_timeout_ms),
+            file.default_fair_share_preemption_timeout_ms,
+            |p| p.fair_share_preemption_timeout_ms,
+        );
+        let min_timeout = inherit_timeout(
+            conf.and_then(|c| c.min_share_preemption_timeout_ms),
+            file.default_min_share_preemption_timeout_ms,
+            |p| p.min_share_preemption_timeout_ms,
+        );
+        let threshold = conf.and_then(|c| c.fair_share_preemption_threshold).unwrap_or_else(|| match parent_settings {
+            None => file.default_fair_share_preemption_threshold.unwrap_or(0.5),
+            Some(p) => p.fair_share_preemption_threshold,
+        });
+        let default_acl = if is_root { Acl::everyone() } else { Acl::nobody() };
+        QueueSettings {
+            weight: conf.and_then(|c| c.weight).unwrap_or(1.0),
+            min_share: conf.and_then(|c| c.min_resources).unwrap_or_default(),
+            max_resources,
+            max_child_resources: conf.and_then(|c| c.max_child_resources),
+            max_running_apps: conf.and_then(|c| c.max_running_apps).unwrap_or(file.queue_max_apps_default),
+            max_am_share: conf.and_then(|c| c.max_am_share).unwrap_or(file.queue_max_am_share_default),
+            max_container_allocation: conf.and_then(|c| c.max_container_allocation),
+            fair_share_preemption_timeout_ms: fair_timeout,
+            min_share_preemption_timeout_ms: min_timeout,
+            fair_share_preemption_threshold: threshold,
+            allow_preemption_from: conf.and_then(|c| c.allow_preemption_from).unwrap_or(true)
+                && parent_settings.is_none_or(|p| p.allow_preemption_from),
+            acl_submit_apps: conf.and_then(|c| c.acl_submit_apps.clone()).unwrap_or_else(|| default_acl.clone()),
+            acl_administer_apps: conf.and_then(|c| c.acl_administer_apps.clone()).unwrap_or(default_acl),
+        }
+    }
+
+    pub(crate) fn add_queue(
+        &mut self,
+        name: &str,
+        parent: Option<QueueId>,
+        leaf: bool,
+        dynamic: bool,
+        policy: PolicyKind,
+    ) -> QueueId {
+        let id = QueueId(self.queues.len() as u32);
+        let settings = self.resolve_settings(name, parent, dynamic);
+        self.queues.push(Queue {
+            name: name.to_string(),
+            parent,
+            children: Vec::new(),
+            leaf,
+            dynamic,
+            reservable: self.alloc.queue(name).is_some_and(|c| c.reservable),
+            removed: false,
+            pending_conversion: None,
+            settings,
+            policy,
+            runnable_apps: Vec::new(),
+            non_runnable_apps: Vec::new(),
+            runnable_count: 0,
+            usage: Resource::none(),
+            demand: Resource::none(),
+            am_usage: Resource::none(),
+            fair_share: Resource::none(),
+            steady_fair_share: Resource::none(),
+            members: Default::default(),
+            order_key: None,
+            order_rank: 0,
+            max_share: Resource::none(),
+            max_share_bounded: true,
+            path_bounded: true,
+            last_time_at_min_share: 0,
+            share_signature: Vec::new(),
+            demand_sum: Resource::none(),
+        });
+        let m = self.resolve_max_share(id);
+        self.set_max_share(id, m);
+        if let Some(p) = parent {
+            self.q_mut(p).children.push(id);
+        }
+        self.queue_index.insert(name.to_string(), id);
+        id
+    }
+
+    fn subtree_has_apps(&self, id: QueueId) -> bool {
+        let q = self.q(id);
+        q.app_count() > 0 || q.children.iter().any(|&c| self.subtree_has_apps(c))
+    }
+
+    /// Take a queue and its subtree out of the tree.
+    pub(crate) fn remove_subtree(&mut self, id: QueueId) {
+        let children = std::mem::take(&mut self.q_mut(id).children);
+        for c in children {
+            self.remove_subtree(c);
+        }
+        let name = self.q(id).name.clone();
+        self.queue_index.remove(&name);
+        self.q_mut(id).removed = true;
+        if let Some(p) = self.q(id).parent {
+            self.q_mut(p).children.retain(|&c| c != id);
+        }
+    }
+
+    fn convert(&mut self, id: QueueId, to_leaf: bool) {
+        if to_leaf {
+            for c in std::mem::take(&mut self.q_mut(id).children) {
+                self.remove_subtree(c);
+            }
+        }
+        let q = self.q_mut(id);
+        q.leaf = to_leaf;
+        q.pending_conversion = None;
+    }
+
+    /// Apply conversions deferred by a reload once their queue has emptied, and remove
+    /// empty dynamic queues (YARN-8191), as YARN's update does.
+    pub(crate) fn tidy_queues(&mut self) {
+        let mut changed = false;
+        for i in 0..self.queues.len() {
+            let id = QueueId(i as u32);
+            if self.q(id).removed {
+                continue;
+            }
+            if let Some(to_leaf) = self.q(id).pending_conversion {
+                if !self.subtree_has_apps(id) {
+                    self.convert(id, to_leaf);
+                    changed = true;
+                }
+            }
+        }
+        // Children before parents, so an emptied dynamic parent goes in the same pass.
+        for i in (1..self.queues.len()).rev() {
+            let id = QueueId(i as u32);
+            let q = self.q(id);
+            if q.removed || !q.dynamic || q.name == DEFAULT_QUEUE {
+                continue;
+            }
+            let empty = if q.leaf { q.app_count() == 0 } else { q.children.is_empty() };
+            if empty {
+                self.remove_subtree(id);
+                changed = true;
+            }
+        }
+        if changed {
+            self.recompute_steady_shares();
+            self.rebuild_order();
+        }
+    }
+
+    /// Create a leaf (and any missing parents) for an application, as placement does.
+    pub(crate) fn get_or_create_leaf(&mut self, name: &str) -> Result<QueueId, String> {
+        if let Some(id) = self.queue_id(name) {
+            return if self.q(id).leaf { Ok(id) } else { Err(format!("{name} is not a leaf queue")) };
+        }
+        if !name.starts_with("root.") || !valid_queue_path(name) {
+            return Err(format!("invalid queue name '{name}'"));
+        }
+        if name.starts_with("root.default.") {
+            return Err(format!("cannot create {name}: root.default is a leaf queue"));
+        }
+        // Find the deepest existing ancestor and check the whole chain before creating anything.
+        let parts: Vec<&str> = name.split('.').collect();
+        let mut existing = ROOT;
+        let mut first_missing = 1;
+        for i in 1..parts.len() {
+            match self.queue_id(&parts[..=i].join(".")) {
+                Some(id) => {
+                    existing = id;
+                    first_missing = i + 1;
+                }
+                None => break,
+            }
+        }
+        if self.q(existing).leaf {
+            return Err(format!("cannot create {name}: {} is a leaf queue", self.q(existing).name));
+        }
+        // A queue the file configures keeps its configured policy; others get the default.
+        let mut parent_policy = self.q(existing).policy;
+        for i in first_missing..parts.len() {
+            let leaf = i + 1 == parts.len();
+            let p = Self::configured_policy(&self.alloc, &parts[..=i].join("."));
+            if !policy_applicable(p, leaf) || !child_policy_allowed(parent_policy, p) {
+                return Err(format!(
+                    "cannot create {}: policy {} is not allowed under a {} parent",
+                    parts[..=i].join("."),
+                    p.name(),
+                    parent_policy.name()
+                ));
+            }
+            parent_policy = p;
+        }
+        let mut parent = existing;
+        for i in first_missing..parts.len() {
+            let path = parts[..=i].join(".");
+            let leaf = i + 1 == parts.len();
+            let p = Self::configured_policy(&self.alloc, &path);
+            parent = self.add_queue(&path, Some(parent), leaf, true, p);
+        }
+        self.recompute_steady_shares();
+        self.rebuild_order();
+        Ok(parent)
+    }
+
+    /// Build or reshape the tree for a new allocation file (initial load and reloads).
+    pub(crate) fn apply_allocation(&mut self, file: AllocationFile) {
+        self.alloc = file;
+        // Policies of existing queues: all or nothing.
+        let desired: Vec<(QueueId, PolicyKind)> = (0..self.queues.len())
+            .map(|i| QueueId(i as u32))
+            .filter(|&id| !self.q(id).removed)
+            .map(|id| (id, Self::configured_policy(&self.alloc, &self.q(id).name)))
+            .collect();
+        let policy_of = |id: QueueId| desired.iter().find(|(q, _)| *q == id).map(|(_, p)| *p);
+        let all_valid = desired.iter().all(|&(id, p)| {
+            let q = self.q(id);
+            let parent_ok =
+                q.parent.is_none_or(|parent| child_policy_allowed(policy_of(parent).unwrap_or(PolicyKind::Fair), p));
+            policy_applicable(p, q.leaf) && parent_ok
+        });
+        if all_valid {
+            for &(id, p) in &desired {
+                self.q_mut(id).policy = p;
+            }
+        } else {
+            self.warnings.push(
+                "scheduling policy violation in the allocation file: every queue keeps its old policy".to_string(),
+            );
+        }
+
+        // Create, convert, mark static.
+        let configured: Vec<(String, bool)> = self
+            .alloc
+            .queues
+            .iter()
+            .skip(1)
+            .map(|c| (c.path.clone(), c.queue_type == QueueType::Leaf && !c.reservable))
+            .collect();
+        let mut failed: Vec<String> = Vec::new();
+        for (path, leaf) in &configured {
+            if failed.iter().any(|f| path.starts_with(&format!("{f}."))) {
+                continue;
+            }
+            match self.queue_id(path) {
+                Some(id) => {
+                    self.q_mut(id).dynamic = false;
+                    if self.q(id).leaf != *leaf {
+                        if self.subtree_has_apps(id) {
+                            self.q_mut(id).pending_conversion = Some(*leaf);
+                        } else {
+                            self.convert(id, *leaf);
+                        }
+                    } else {
+                        self.q_mut(id).pending_conversion = None;
+                    }
+                }
+                None => {
+                    let parent_path = path.rsplit_once('.').map(|(p, _)| p).unwrap_or("root");
+                    let Some(parent) = self.queue_id(parent_path).filter(|&p| !self.q(p).leaf) else {
+                        failed.push(path.clone());
+                        continue;
+                    };
+                    let p = Self::configured_policy(&self.alloc, path);
+                    if !policy_applicable(p, *leaf) || !child_policy_allowed(self.q(parent).policy, p) {
+                        self.warnings.push(format!(
+                            "queue {path} is not created: policy {} is not allowed under {} ({})",
+                            p.name(),
+                            self.q(parent).name,
+                            self.q(parent).policy.name()
+                        ));
+                        failed.push(path.clone());
+                        continue;
+                    }
+                    self.add_queue(path, Some(parent), *leaf, false, p);
+                }
+            }
+        }
+        // Queues no longer configured become dynamic: removed once empty (YARN-8191).
+        for i in 1..self.queues.len() {
+            let id = QueueId(i as u32);
+            let name = self.q(id).name.clone();
+            if !self.q(id).removed && name != DEFAULT_QUEUE && self.alloc.queue(&name).is_none() {
+                self.q_mut(id).dynamic = true;
+            }
+        }
+        self.reinit_settings(ROOT);
+        self.refresh_max_shares();
+        self.recompute_steady_shares();
+        self.rebuild_order();
+    }
+
+    /// Re-resolve every queue's settings top-down (parents first, for inheritance).
+    fn reinit_settings(&mut self, id: QueueId) {
+        let (name, parent, dynamic) = {
+            let q = self.q(id);
+            (q.name.clone(), q.parent, q.dynamic)
+        };
+        let settings = self.resolve_settings(&name, parent, dynamic);
+        let reservable = self.alloc.queue(&name).is_some_and(|c| c.reservable);
+        let q = self.q_mut(id);
+        q.settings = settings;
+        q.reservable = reservable;
+        for c in self.q(id).children.clone() {
+            self.reinit_settings(c);
+        }
+    }
+
+    /// The queue's maximum share: configured maximum resolved against the current cluster,
+    /// never below its minimum (cached; see `refresh_max_shares`).
+    #[inline]
+    pub fn max_share(&self, id: QueueId) -> Resource {
+        self.q(id).max_share
+    }
+
+    fn resolve_max_share(&self, id: QueueId) -> Resource {
+        let s = &self.q(id).settings;
+        s.max_resources.resolve(self.cluster.total, self.types).componentwise_max(s.min_share)
+    }
+
+    /// Resolve every queue's max share again (the cluster or the configuration changed).
+    pub(crate) fn refresh_max_shares(&mut self) {
+        // Demands are capped by max shares, and shares are split within them.
+        self.demand_full = true;
+        self.shares_stale = true;
+        // A parent's id is below its children's, so its path flag is set first.
+        for i in 0..self.queues.len() {
+            let m = self.resolve_max_share(QueueId(i as u32));
+            self.set_max_share(QueueId(i as u32), m);
+        }
+    }
+
+    /// A max share below unbounded in some type: only such a one can refuse usage.
+    pub(crate) fn is_bounded(&self, max_share: &Resource) -> bool {
+        *max_share != self.props.resource_types.unbounded()
+    }
+
+    /// Set a queue's max share and the flags that let allocations skip checking it.
+    fn set_max_share(&mut self, id: QueueId, m: Resource) {
+        let bounded = self.is_bounded(&m);
+        let parent_bounded = self.q(id).parent.is_some_and(|p| self.q(p).path_bounded);
+        let q = self.q_mut(id);
+        q.max_share = m;
+        q.max_share_bounded = bounded;
+        q.path_bounded = bounded || parent_bounded;
+    }
+
+    /// The configured maximum (no min floor), resolved against the current cluster.
+    pub fn configured_max_resources(&self, id: QueueId) -> Resource {
+        self.q(id).settings.max_resources.resolve(self.cluster.total, self.types)
+    }
+
+    /// Own or inherited `maxContainerAllocation`; unbounded when nowhere set.
+    pub fn max_container_allocation(&self, id: QueueId) -> Resource {
+        self.path_to_root(id)
+            .find_map(|q| self.q(q).settings.max_container_allocation)
+            .unwrap_or_else(|| self.props.resource_types.unbounded())
+    }
+
+    /// An ACL of the queue or of any ancestor grants `user` submit (administer implies it).
+    pub(crate) fn may_submit(&self, id: QueueId, user: &str, groups: &[String]) -> bool {
+        self.path_to_root(id).any(|q| {
+            let s = &self.q(q).settings;
+            s.acl_submit_apps.allows(user, groups) || s.acl_administer_apps.allows(user, groups)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn component_validity() {
+        for bad in ["", "  ", " a", "a ", " a ", "\u{a0}", "a\u{a0}", "\u{a0}a\u{a0}"] {
+            assert!(!valid_component(bad), "{bad:?}");
+        }
+        assert!(valid_component("a b"));
+        assert!(valid_component("a"));
+        assert!(!valid_queue_path("root..a"));
+    }
+}
