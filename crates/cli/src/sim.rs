@@ -13,10 +13,10 @@ pub struct SimArgs {
     #[arg(long, conflicts_with_all = ["trace", "synth"])]
     preset: Option<String>,
     /// An SLS JSON trace (a stream of job objects)
-    #[arg(long, requires = "allocations")]
+    #[arg(long)]
     trace: Option<PathBuf>,
     /// An SLS SYNTH workload
-    #[arg(long, requires = "allocations", conflicts_with = "trace")]
+    #[arg(long, conflicts_with = "trace")]
     synth: Option<PathBuf>,
     /// An SLS nodes file (with --trace; SYNTH files size their own cluster)
     #[arg(long)]
@@ -24,6 +24,14 @@ pub struct SimArgs {
     /// fair-scheduler.xml
     #[arg(long)]
     allocations: Option<PathBuf>,
+    /// capacity-scheduler.xml (runs the Capacity Scheduler)
+    #[arg(long)]
+    capacity: Option<PathBuf>,
+    /// The scheduler: fair or capacity (default: capacity with --capacity or when
+    /// yarn.resourcemanager.scheduler.class names the CapacityScheduler, else fair). A preset
+    /// or an allocation file run on capacity gets capacities from its queues' weights
+    #[arg(long, value_parser = ["fair", "capacity"])]
+    scheduler: Option<String>,
     /// yarn-site.xml
     #[arg(long)]
     properties: Option<PathBuf>,
@@ -106,7 +114,82 @@ fn read(p: &PathBuf) -> Result<String> {
     std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))
 }
 
+fn site_properties(args: &SimArgs) -> Result<fairloom_config::Properties> {
+    Ok(match &args.properties {
+        Some(p) => fairloom_config::parse_site_xml(&read(p)?).map_err(|e| e.in_file(p.display().to_string()))?,
+        None => Default::default(),
+    })
+}
+
+/// Whether the run uses the Capacity Scheduler.
+fn wants_capacity(args: &SimArgs, site: &fairloom_config::Properties) -> bool {
+    match args.scheduler.as_deref() {
+        Some(s) => s == "capacity",
+        None => {
+            args.capacity.is_some()
+                || site.get("yarn.resourcemanager.scheduler.class").is_some_and(|c| c.contains("CapacityScheduler"))
+        }
+    }
+}
+
+/// The fair-scheduler.xml of a trace or SYNTH run; with the Capacity Scheduler and its own
+/// file it may be left out.
+fn allocations(args: &SimArgs, capacity: bool) -> Result<String> {
+    match &args.allocations {
+        Some(p) => read(p),
+        None if capacity && args.capacity.is_some() => Ok("<allocations/>".to_string()),
+        None => bail!("--allocations is required (or --capacity FILE for the Capacity Scheduler)"),
+    }
+}
+
 fn workload(args: &SimArgs) -> Result<(Workload, i64)> {
+    let site = site_properties(args)?;
+    let capacity = wants_capacity(args, &site);
+    let (mut w, end) = fair_workload(args, site, capacity)?;
+    if capacity {
+        use_capacity(args, &mut w)?;
+    } else if args.capacity.is_some() {
+        bail!("--capacity needs the Capacity Scheduler (drop --scheduler fair)");
+    }
+    Ok((w, end))
+}
+
+/// The capacity-scheduler.xml of `--capacity`, checked with its line numbers.
+fn capacity_file(p: &PathBuf, site: &fairloom_config::Properties) -> Result<fairloom_config::Properties> {
+    let (props, lines) = fairloom_config::parse_capacity_xml(&read(p)?)
+        .map_err(|e| anyhow!("{}", e.in_file(p.display().to_string())))?;
+    let sp = fairloom_config::SchedulerProperties::from_properties(site, &[])?;
+    fairloom_config::parse_capacity_config(&props, site, Some(&lines), &sp.resource_types)
+        .map_err(|e| anyhow!("{}", e.in_file(p.display().to_string())))?;
+    Ok(props)
+}
+
+/// Switch a workload to the Capacity Scheduler: the given capacity-scheduler.xml, or the
+/// tree of its allocation file with weights as capacities. Presets also lift YARN's one
+/// off-switch container per heartbeat (they ask only at `*`), and the preemption presets
+/// turn the monitor on.
+fn use_capacity(args: &SimArgs, w: &mut Workload) -> Result<()> {
+    let capacity = match &args.capacity {
+        Some(p) => capacity_file(p, &w.properties)?,
+        None => {
+            let mut c = fairloom_sim::load::capacity::from_fair(&w.allocations, &w.properties)?;
+            if args.preset.is_some() {
+                c.insert(
+                    "yarn.scheduler.capacity.per-node-heartbeat.maximum-offswitch-assignments".into(),
+                    "100".into(),
+                );
+            }
+            c
+        }
+    };
+    if matches!(args.preset.as_deref(), Some("preempt-1k" | "preempt-1k-am")) {
+        w.properties.insert("yarn.resourcemanager.scheduler.monitor.enable".into(), "true".into());
+    }
+    w.capacity = Some(capacity);
+    Ok(())
+}
+
+fn fair_workload(args: &SimArgs, properties: fairloom_config::Properties, capacity: bool) -> Result<(Workload, i64)> {
     if let Some(managed) = match args.preset.as_deref() {
         Some("preempt-1k") => Some(false),
         Some("preempt-1k-am") => Some(true),
@@ -121,12 +204,8 @@ fn workload(args: &SimArgs) -> Result<(Workload, i64)> {
         })?;
         return Ok((presets::generate(shape, args.seed), shape.default_duration_ms));
     }
-    let allocations = read(args.allocations.as_ref().ok_or_else(|| anyhow!("--allocations is required"))?)?;
-    let properties = match &args.properties {
-        Some(p) => fairloom_config::parse_site_xml(&read(p)?).map_err(|e| e.in_file(p.display().to_string()))?,
-        None => Default::default(),
-    };
     if let Some(trace) = &args.trace {
+        let allocations = allocations(args, capacity)?;
         let nodes = args.nodes.as_ref().map(read).transpose()?;
         let w = fairloom_sim::load::sls::from_trace(&read(trace)?, nodes.as_deref(), &allocations, properties)
             .map_err(|e| anyhow!("{}: {e}", trace.display()))?;
@@ -134,12 +213,13 @@ fn workload(args: &SimArgs) -> Result<(Workload, i64)> {
         return Ok((w, end));
     }
     if let Some(synth) = &args.synth {
+        let allocations = allocations(args, capacity)?;
         let w = fairloom_sim::load::sls::from_synth(&read(synth)?, &allocations, properties, args.seed)
             .map_err(|e| anyhow!("{}: {e}", synth.display()))?;
         let end = w.apps.iter().map(|a| a.arrival_ms).max().unwrap_or(0) + 600_000;
         return Ok((w, end));
     }
-    bail!("give --preset NAME, or --trace FILE (or --synth FILE) with --allocations FILE")
+    bail!("give --preset NAME, or --trace FILE (or --synth FILE) with --allocations FILE (or --capacity FILE)")
 }
 
 fn num(v: &Value) -> f64 {
@@ -183,24 +263,30 @@ fn spark(args: &SimArgs, w: fairloom_sim::load::spark::SparkWorkload) -> Result<
     Ok(ExitCode::SUCCESS)
 }
 
+/// A Spark workload, switched to the Capacity Scheduler when asked.
+fn spark_on(args: &SimArgs, mut w: fairloom_sim::load::spark::SparkWorkload) -> Result<ExitCode> {
+    if wants_capacity(args, &w.properties) {
+        w.capacity = Some(match &args.capacity {
+            Some(p) => capacity_file(p, &w.properties)?,
+            None => fairloom_sim::load::capacity::from_fair(&w.allocations, &w.properties)?,
+        });
+    }
+    spark(args, w)
+}
+
 pub fn run(args: &SimArgs) -> Result<ExitCode> {
     if args.preset.as_deref() == Some("spark-locality") {
-        return spark(args, fairloom_sim::load::spark::locality_preset(args.seed));
+        return spark_on(args, fairloom_sim::load::spark::locality_preset(args.seed));
     }
     if let Some(trace) = &args.trace {
         let text = read(trace)?;
         if fairloom_sim::load::sls::is_spark_trace(&text) {
-            let allocations = read(args.allocations.as_ref().ok_or_else(|| anyhow!("--allocations is required"))?)?;
-            let properties = match &args.properties {
-                Some(p) => {
-                    fairloom_config::parse_site_xml(&read(p)?).map_err(|e| e.in_file(p.display().to_string()))?
-                }
-                None => Default::default(),
-            };
+            let properties = site_properties(args)?;
+            let allocations = allocations(args, wants_capacity(args, &properties))?;
             let nodes = args.nodes.as_ref().map(read).transpose()?;
             let w = fairloom_sim::load::sls::spark_from_trace(&text, nodes.as_deref(), &allocations, properties)
                 .map_err(|e| anyhow!("{}: {e}", trace.display()))?;
-            return spark(args, w);
+            return spark_on(args, w);
         }
     }
     let (w, default_ms) = workload(args)?;
@@ -210,6 +296,9 @@ pub fn run(args: &SimArgs) -> Result<ExitCode> {
         None => default_ms,
     };
     if args.compare.is_some() {
+        if w.capacity.is_some() {
+            bail!("--compare steps through the Fair Scheduler's optimisation switches; run it with --scheduler fair");
+        }
         return compare(&w, duration_ms, args);
     }
     let opts =

@@ -5,11 +5,34 @@
 
 use fairloom_model::{normalize, ApplicationId, Millis, Resource, ANY};
 
-use super::state::{CsApp, CsRequest, CsUser, HeldReservation, LocalityAsk};
+use super::state::{CsApp, CsRequest, HeldReservation, LocalityAsk};
 use super::CapacityScheduler;
 use crate::cluster::Reservation;
 use crate::driver::{AppState, Ask, SchedulerError, SubmitSpec};
 use crate::ids::{AppId, ContainerId, NodeId, PartitionId, QueueId};
+
+/// What moving pending touched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Moved {
+    Nothing,
+    /// Only the application (not activated: its queue does not count it).
+    App,
+    /// The queue path from `leaf`; `app_flip`: the app started or stopped asking there.
+    Path {
+        leaf: QueueId,
+        app_flip: bool,
+    },
+}
+
+/// A user's share of a partition (`divide(used, partition)`), 0 in an empty partition.
+pub(crate) fn share_of(calc: &super::calc::Calc, used: &Resource, partition: &Resource) -> f32 {
+    let x = calc.divide(partition, used, partition);
+    if x.is_finite() {
+        x
+    } else {
+        0.0
+    }
+}
 
 impl CapacityScheduler {
     fn new_app(&mut self, spec: &SubmitSpec<'_>, now: Millis) -> AppId {
@@ -21,6 +44,7 @@ impl CapacityScheduler {
             yarn_id: ApplicationId { cluster_timestamp: self.cluster_timestamp, id: id.0 + 1 },
             user: spec.user.to_string(),
             queue: None,
+            user_slot: 0,
             priority: spec.priority.min(self.max_app_priority),
             start_time: now,
             state: AppState::Accepted,
@@ -39,6 +63,7 @@ impl CapacityScheduler {
             live: Default::default(),
             next_container_seq: 1,
             reservations: Vec::new(),
+            keys: vec![None; nparts],
             preempted: 0,
             marked: 0,
             wait: None,
@@ -86,7 +111,7 @@ impl CapacityScheduler {
                 q.app_count()
             ));
         }
-        let user_apps = q.users.get(user).map_or(0, CsUser::total_apps);
+        let user_apps = q.users.get(user).map_or(0, |u| u.total_apps());
         if user_apps as i64 >= max_per_user as i64 {
             return Err(format!(
                 "Queue {} already has {user_apps} applications from user {user} cannot accept submission of application: {app}",
@@ -178,12 +203,9 @@ impl CapacityScheduler {
         let nparts = self.nparts();
         let q = self.q_mut(leaf);
         q.waiting.push(id);
-        let u = q.users.entry(user).or_insert_with(|| CsUser {
-            used: vec![Resource::none(); nparts],
-            am_used: vec![Resource::none(); nparts],
-            ..Default::default()
-        });
-        u.pending_apps += 1;
+        let slot = q.users.enter(&user, nparts);
+        q.users.at_mut(slot).pending_apps += 1;
+        self.apps[id.index()].user_slot = slot;
         if spec.am.is_some() {
             let ask = Ask::any(0, am_resource, 1);
             self.set_asks(id, &[ask]).expect("an accepted application takes asks");
@@ -287,43 +309,99 @@ impl CapacityScheduler {
         let r = &mut self.apps[app.index()].requests[idx];
         r.any = value;
         r.label = label;
-        self.shift_pending(app, old_label, old, false);
-        self.shift_pending(app, label, new, true);
+        let a = self.move_pending(app, old_label, old, false);
+        let b = self.move_pending(app, label, new, true);
+        self.rekey_after_pending(app, old_label, a);
+        if label != old_label || a != b {
+            self.rekey_after_pending(app, label, b);
+        }
     }
 
     /// Add (or take) `r` to the app's pending in partition `p`; an activated app's pending
     /// also counts in its queue path, and whether it asks at all makes its user active.
     pub(crate) fn shift_pending(&mut self, app: AppId, p: PartitionId, r: Resource, add: bool) {
+        let moved = self.move_pending(app, p, r, add);
+        self.rekey_after_pending(app, p, moved);
+    }
+
+    /// Re-key after [`Self::move_pending`] moved something: the app's place when its asking
+    /// in `p` started or stopped, the queue path in `p`.
+    fn rekey_after_pending(&mut self, app: AppId, p: PartitionId, moved: Moved) {
+        let Moved::Path { leaf, app_flip } = moved else { return };
+        if app_flip || self.size_based(leaf) {
+            self.refresh_app_keys(app);
+        }
+        self.refresh_path(leaf, p);
+    }
+
+    /// The bookkeeping of [`Self::shift_pending`], without re-keying.
+    fn move_pending(&mut self, app: AppId, p: PartitionId, r: Resource, add: bool) -> Moved {
         if r.is_none() {
-            return;
+            return Moved::Nothing;
         }
         let a = &mut self.apps[app.index()];
         let was_asking = a.has_pending();
+        let had = a.pending[p.index()].any_positive();
         if add {
             a.pending[p.index()].add_assign(r);
         } else {
             a.pending[p.index()].sub_assign(r);
         }
         let asking = a.has_pending();
+        let has = a.pending[p.index()].any_positive();
         if !a.activated {
-            return;
+            return Moved::App;
         }
         let leaf = a.queue.expect("an activated application has a queue");
-        for q in self.path_to_root(leaf).collect::<Vec<_>>() {
-            let part = &mut self.queues[q.index()].parts[p.index()];
+        let mut q = Some(leaf);
+        while let Some(id) = q {
+            let part = &mut self.queues[id.index()].parts[p.index()];
             if add {
                 part.pending.add_assign(r);
             } else {
                 part.pending.sub_assign(r);
             }
+            q = self.queues[id.index()].parent;
         }
         if was_asking != asking {
-            let user = self.apps[app.index()].user.clone();
-            let u = self.queues[leaf.index()].users.get_mut(&user).expect("an application's user is listed");
+            self.user_asks(app, leaf, asking);
+        }
+        Moved::Path { leaf, app_flip: had != has }
+    }
+
+    /// Fair ordering with size-based weight orders by demand, which pending changes.
+    fn size_based(&self, leaf: QueueId) -> bool {
+        matches!(
+            self.queues[leaf.index()].settings.app_ordering,
+            fairloom_config::capacity::AppOrdering::Fair { size_based_weight: true }
+        )
+    }
+
+    /// One of the user's activated applications starts (or stops) asking: the user becomes
+    /// active with its first such app and inactive with its last.
+    fn user_asks(&mut self, app: AppId, leaf: QueueId, asking: bool) {
+        let q = &mut self.queues[leaf.index()];
+        let u = q.users.at_mut(self.apps[app.index()].user_slot);
+        let was_active = u.is_active();
+        if asking {
+            u.asking_apps += 1;
+        } else {
+            u.asking_apps -= 1;
+        }
+        if was_active != u.is_active() {
+            let used = u.used.clone();
+            for (part, r) in q.parts.iter_mut().zip(used) {
+                part.user_limit_cache = None;
+                if asking {
+                    part.active_used.add_assign(r);
+                } else {
+                    part.active_used.sub_assign(r);
+                }
+            }
             if asking {
-                u.asking_apps += 1;
+                q.active_users += 1;
             } else {
-                u.asking_apps -= 1;
+                q.active_users -= 1;
             }
         }
     }
@@ -331,9 +409,7 @@ impl CapacityScheduler {
     /// Charge (or release) `r` in partition `p` to the app's leaf path and user; `reserved`
     /// also moves the queues' reserved resource.
     pub(crate) fn charge(&mut self, app: AppId, p: PartitionId, r: Resource, add: bool, reserved: bool) {
-        let a = &self.apps[app.index()];
-        let leaf = a.queue.expect("a charged application has a queue");
-        let user = a.user.clone();
+        let leaf = self.apps[app.index()].queue.expect("a charged application has a queue");
         let mut q = Some(leaf);
         while let Some(id) = q {
             let part = &mut self.queues[id.index()].parts[p.index()];
@@ -350,12 +426,31 @@ impl CapacityScheduler {
             }
             q = self.queues[id.index()].parent;
         }
-        let u = self.queues[leaf.index()].users.get_mut(&user).expect("an application's user is listed");
+        let total = self.cluster.partitions[p.index()].total;
+        let calc = self.calc;
+        let queue = &mut self.queues[leaf.index()];
+        let u = queue.users.at_mut(self.apps[app.index()].user_slot);
         if add {
             u.used[p.index()].add_assign(r);
         } else {
             u.used[p.index()].sub_assign(r);
         }
+        let ratio = share_of(&calc, &u.used[p.index()], &total);
+        let part = &mut queue.parts[p.index()];
+        part.user_limit_cache = None;
+        part.usage_ratio += ratio - u.ratio[p.index()];
+        u.ratio[p.index()] = ratio;
+        if u.is_active() {
+            if add {
+                part.active_used.add_assign(r);
+            } else {
+                part.active_used.sub_assign(r);
+            }
+        }
+        if matches!(queue.settings.app_ordering, fairloom_config::capacity::AppOrdering::Fair { .. }) && !reserved {
+            self.refresh_app_keys(app);
+        }
+        self.refresh_path(leaf, p);
     }
 
     /// A new running container for `app` on `node`: the app's next number, or `seq` (the
@@ -481,25 +576,23 @@ impl CapacityScheduler {
             let pending = self.apps[app.index()].pending.clone();
             for (p, r) in pending.iter().enumerate() {
                 self.shift_pending(app, PartitionId(p as u32), *r, false);
-                self.apps[app.index()].pending[p] = *r;
             }
+            self.apps[app.index()].pending = pending;
         }
+        self.detach_app_keys(app, leaf);
         let a = &mut self.apps[app.index()];
-        let (user, am, am_p) = (a.user.clone(), a.am_resource, a.am_partition);
+        let (slot, am, am_p) = (a.user_slot, a.am_resource, a.am_partition);
         a.activated = false;
         let q = &mut self.queues[leaf.index()];
         q.active.retain(|&x| x != app);
         q.waiting.retain(|&x| x != app);
-        let u = q.users.get_mut(&user).expect("an application's user is listed");
+        let u = q.users.at_mut(slot);
         if activated {
             u.active_apps -= 1;
             u.am_used[am_p.index()].sub_assign(am);
             q.parts[am_p.index()].am_used.sub_assign(am);
         } else {
             u.pending_apps -= 1;
-        }
-        if u.total_apps() == 0 && u.used.iter().all(Resource::is_none) {
-            q.users.remove(&user);
         }
     }
 
@@ -544,14 +637,9 @@ impl CapacityScheduler {
         let nparts = self.nparts();
         let q = self.q_mut(dest);
         q.waiting.push(app);
-        q.users
-            .entry(user)
-            .or_insert_with(|| CsUser {
-                used: vec![Resource::none(); nparts],
-                am_used: vec![Resource::none(); nparts],
-                ..Default::default()
-            })
-            .pending_apps += 1;
+        let slot = q.users.enter(&user, nparts);
+        q.users.at_mut(slot).pending_apps += 1;
+        self.apps[app.index()].user_slot = slot;
         for (p, (u, r)) in used.iter().zip(&reserved).enumerate() {
             let p = PartitionId(p as u32);
             self.charge(app, p, *u, true, false);

@@ -145,6 +145,11 @@ impl CapacityScheduler {
         Ok((current, current.saturating_sub(part.used)))
     }
 
+    /// Whether the walk follows the kept orders (else it sorts at each visit, as YARN does).
+    fn incremental(&self) -> bool {
+        self.props.optimizations.ordering == fairloom_config::Ordering::Incremental
+    }
+
     fn assign_parent(&mut self, q: QueueId, offer: Offer, limit: Resource, out: &mut Vec<Decision>) -> Outcome {
         self.phases.parents_visited += 1;
         if !self.wants(q, offer.partition, offer.respect) {
@@ -155,44 +160,54 @@ impl CapacityScheduler {
             self.phases.precheck_ns += self.clock_ns().saturating_sub(t0);
             return Outcome::Nothing { queue_limit: true };
         }
-        let children = self.ordered_children(q, offer.partition, offer.respect);
-        self.phases.children_skipped += (self.q(q).children.len() - children.len()) as u64;
-        self.phases.ordering_ns += self.clock_ns().saturating_sub(t0);
-        for child in children {
-            let child_limit = self.child_limit(q, child, limit, offer.partition);
-            let outcome = if self.q(child).leaf {
-                self.assign_leaf(child, offer, child_limit, out)
-            } else {
-                self.assign_parent(child, offer, child_limit, out)
-            };
-            if outcome.assigned() {
-                return outcome;
+        if self.incremental() && offer.respect {
+            // Children that assign nothing change nothing, so the kept order stays valid.
+            let mut after = None;
+            while let Some(k) = self.next_child(q, offer.partition, after.as_ref()) {
+                let outcome = self.assign_child(q, k.id, offer, limit, out);
+                if outcome.assigned() {
+                    return outcome;
+                }
+                after = Some(k);
+            }
+        } else {
+            let children = self.sorted_children(q, offer.partition, offer.respect);
+            self.phases.children_skipped += (self.q(q).children.len() - children.len()) as u64;
+            self.phases.ordering_ns += self.clock_ns().saturating_sub(t0);
+            for child in children {
+                let outcome = self.assign_child(q, child, offer, limit, out);
+                if outcome.assigned() {
+                    return outcome;
+                }
             }
         }
         Outcome::NONE
     }
 
-    /// The leaf's activated applications with something to ask, in its ordering policy.
-    fn ordered_apps(&self, leaf: QueueId, p: PartitionId) -> Vec<AppId> {
+    fn assign_child(
+        &mut self,
+        parent: QueueId,
+        child: QueueId,
+        offer: Offer,
+        limit: Resource,
+        out: &mut Vec<Decision>,
+    ) -> Outcome {
+        let child_limit = self.child_limit(parent, child, limit, offer.partition);
+        if self.q(child).leaf {
+            self.assign_leaf(child, offer, child_limit, out)
+        } else {
+            self.assign_parent(child, offer, child_limit, out)
+        }
+    }
+
+    /// The leaf's activated applications with something to ask in `p`, in its ordering
+    /// policy, sorted afresh.
+    pub(crate) fn sorted_apps(&self, leaf: QueueId, p: PartitionId) -> Vec<AppId> {
         let q = self.q(leaf);
         let mut apps: Vec<AppId> =
             q.active.iter().copied().filter(|&a| self.apps[a.index()].pending[p.index()].any_positive()).collect();
-        if let AppOrdering::Fair { size_based_weight } = q.settings.app_ordering {
-            let magnitude = |a: AppId| -> f64 {
-                let app = &self.apps[a.index()];
-                let used = app.usage.memory() as f64;
-                if size_based_weight {
-                    let demand = (app.usage.memory() + app.total_pending().memory()) as f64;
-                    used / (demand.ln_1p() / std::f64::consts::LN_2)
-                } else {
-                    used
-                }
-            };
-            apps.sort_by(|&a, &b| {
-                magnitude(a)
-                    .total_cmp(&magnitude(b))
-                    .then(self.apps[a.index()].yarn_id.id.cmp(&self.apps[b.index()].yarn_id.id))
-            });
+        if let AppOrdering::Fair { .. } = q.settings.app_ordering {
+            apps.sort_by_key(|&a| self.app_key(a));
         }
         apps
     }
@@ -215,6 +230,7 @@ impl CapacityScheduler {
     }
 
     fn assign_leaf(&mut self, leaf: QueueId, offer: Offer, limit: Resource, out: &mut Vec<Decision>) -> Outcome {
+        // Lent (non-exclusive) nodes serve default-partition asks.
         let p = if offer.respect { offer.partition } else { PartitionId::DEFAULT };
         if !self.wants(leaf, offer.partition, offer.respect) {
             return Outcome::NONE;
@@ -222,29 +238,33 @@ impl CapacityScheduler {
         let headroom = match self.queue_limit(leaf, offer, limit) {
             Ok((_, headroom)) => headroom,
             Err(current) => {
-                for a in self.ordered_apps(leaf, p) {
-                    let name = self.q(leaf).name.clone();
-                    self.apps[a.index()].wait = Some(WaitReason::QueueMaxCapacity { queue: name, limit: current });
+                let reason = WaitReason::QueueMaxCapacity { queue: self.q(leaf).name.clone(), limit: current };
+                for a in self.sorted_apps(leaf, p) {
+                    self.apps[a.index()].wait = Some(reason.clone());
                 }
                 return Outcome::Nothing { queue_limit: true };
             }
         };
-        let mut user_limits: Vec<(String, Resource)> = Vec::new();
-        for app in self.ordered_apps(leaf, p) {
-            self.phases.apps_tried += 1;
-            let user = self.apps[app.index()].user.clone();
-            let user_limit = match user_limits.iter().find(|(u, _)| *u == user) {
-                Some((_, l)) => *l,
-                None => {
-                    let l = self.user_limit(leaf, offer.partition, offer.respect);
-                    user_limits.push((user.clone(), l));
-                    l
-                }
+        // Without user weights the limit is the same for every user of the leaf.
+        let user_limit = self.cached_user_limit(leaf, offer.partition, offer.respect);
+        let incremental = self.incremental();
+        let sorted = if incremental { Vec::new() } else { self.sorted_apps(leaf, p) };
+        let mut after = None;
+        let mut i = 0;
+        loop {
+            let app = if incremental {
+                let Some(k) = self.next_app(leaf, p, after.as_ref()) else { break };
+                after = Some(k);
+                k.app
+            } else {
+                let Some(&a) = sorted.get(i) else { break };
+                i += 1;
+                a
             };
+            self.phases.apps_tried += 1;
             let (allowed, unreserve) = self.can_assign_to_user(leaf, app, &user_limit, offer.partition);
             if !allowed {
-                let used = self.q(leaf).users[&user].used[offer.partition.index()];
-                self.apps[app.index()].wait = Some(WaitReason::UserLimit { user, used, limit: user_limit });
+                self.note_user_limit(leaf, app, offer.partition, user_limit);
                 continue;
             }
             match self.assign_app(leaf, app, offer, headroom, unreserve, out) {
@@ -254,6 +274,21 @@ impl CapacityScheduler {
             }
         }
         Outcome::NONE
+    }
+
+    /// Record why `app` waits: its user is over the user limit (updated in place when it
+    /// already says so, as it does on every heartbeat while the user stays over).
+    fn note_user_limit(&mut self, leaf: QueueId, app: AppId, p: PartitionId, limit: Resource) {
+        let a = &self.apps[app.index()];
+        let used = self.queues[leaf.index()].users.at(a.user_slot).used[p.index()];
+        let a = &mut self.apps[app.index()];
+        match &mut a.wait {
+            Some(WaitReason::UserLimit { used: u, limit: l, .. }) => {
+                *u = used;
+                *l = limit;
+            }
+            wait => *wait = Some(WaitReason::UserLimit { user: a.user.clone(), used, limit }),
+        }
     }
 
     /// `RegularContainerAllocator.assignContainers` for a new container: the app's

@@ -9,7 +9,7 @@ use fairloom_model::Resource;
 use super::state::CsUser;
 use super::CapacityScheduler;
 use crate::audit::{check, Mismatch};
-use crate::ids::AppId;
+use crate::ids::{AppId, QueueId};
 
 /// One queue's aggregates in one partition, recomputed.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -18,12 +18,15 @@ pub(crate) struct FreshPart {
     pub reserved: Resource,
     pub pending: Resource,
     pub am_used: Resource,
+    pub usage_ratio: f32,
+    pub active_used: Resource,
 }
 
 pub(crate) struct Fresh {
     /// By queue, then partition.
     pub parts: Vec<Vec<FreshPart>>,
     pub users: Vec<BTreeMap<String, CsUser>>,
+    pub active_users: Vec<u32>,
 }
 
 impl CapacityScheduler {
@@ -34,11 +37,7 @@ impl CapacityScheduler {
         let mut users: Vec<BTreeMap<String, CsUser>> = vec![BTreeMap::new(); self.queues.len()];
         for a in self.apps.iter().filter(|a| a.is_alive()) {
             let Some(leaf) = a.queue else { continue };
-            let u = users[leaf.index()].entry(a.user.clone()).or_insert_with(|| CsUser {
-                used: vec![Resource::none(); nparts],
-                am_used: vec![Resource::none(); nparts],
-                ..Default::default()
-            });
+            let u = users[leaf.index()].entry(a.user.clone()).or_insert_with(|| CsUser::new(&a.user, nparts));
             if a.activated {
                 u.active_apps += 1;
                 u.am_used[a.am_partition.index()].add_assign(a.am_resource);
@@ -64,7 +63,21 @@ impl CapacityScheduler {
                 parts[leaf.index()][a.am_partition.index()].am_used.add_assign(a.am_resource);
             }
         }
-        Fresh { parts, users }
+        let mut active_users = vec![0u32; self.queues.len()];
+        for (i, users) in users.iter_mut().enumerate() {
+            for u in users.values_mut() {
+                for p in 0..nparts {
+                    let total = self.cluster.partitions[p].total;
+                    u.ratio[p] = super::apps::share_of(&self.calc, &u.used[p], &total);
+                    parts[i][p].usage_ratio += u.ratio[p];
+                    if u.is_active() {
+                        parts[i][p].active_used.add_assign(u.used[p]);
+                    }
+                }
+                active_users[i] += u32::from(u.is_active());
+            }
+        }
+        Fresh { parts, users, active_users }
     }
 
     /// Every mismatch between an incremental aggregate and its recomputed value.
@@ -122,8 +135,33 @@ impl CapacityScheduler {
                 check(&mut out, || format!("queue {} reserved [{label}]", q.name), part.reserved, f.reserved);
                 check(&mut out, || format!("queue {} pending [{label}]", q.name), part.pending, f.pending);
                 check(&mut out, || format!("queue {} AM used [{label}]", q.name), part.am_used, f.am_used);
+                check(
+                    &mut out,
+                    || format!("queue {} active users' usage [{label}]", q.name),
+                    part.active_used,
+                    f.active_used,
+                );
+                // A float kept by deltas, as YARN keeps it: equal within rounding.
+                let drift = (part.usage_ratio - f.usage_ratio).abs() > 1e-3 * f.usage_ratio.abs().max(1.0);
+                check(&mut out, || format!("queue {} usage ratio [{label}]", q.name), drift, false);
             }
-            check(&mut out, || format!("queue {} users", q.name), &q.users, &fresh.users[i]);
+            check(&mut out, || format!("queue {} users", q.name), &q.users.to_map(), &fresh.users[i]);
+            for (a, app) in
+                self.apps.iter().enumerate().filter(|(_, x)| x.is_alive() && x.queue == Some(QueueId(i as u32)))
+            {
+                let named = q.users.slot(&app.user);
+                check(&mut out, || format!("app {} user slot", app.name), named, Some(self.apps[a].user_slot));
+            }
+            check(&mut out, || format!("queue {} active users", q.name), q.active_users, fresh.active_users[i]);
+        }
+        let (children, apps) = self.fresh_orders();
+        for (parent, p, sorted) in children {
+            let kept: Vec<_> = self.q(parent).parts[p.index()].members.iter().map(|k| k.id).collect();
+            check(&mut out, || format!("queue {} order of children [{}]", self.q(parent).name, p.0), kept, sorted);
+        }
+        for (leaf, p, sorted) in apps {
+            let kept: Vec<_> = self.q(leaf).parts[p.index()].apps.iter().map(|k| k.app).collect();
+            check(&mut out, || format!("queue {} order of apps [{}]", self.q(leaf).name, p.0), kept, sorted);
         }
         out
     }

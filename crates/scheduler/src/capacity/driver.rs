@@ -47,6 +47,8 @@ impl CapacityScheduler {
     /// Capacities follow the partitions' resources; more room may activate applications.
     fn cluster_changed(&mut self) {
         self.resolve_capacities();
+        self.refresh_ratios();
+        self.rebuild_order();
         for leaf in self.leaves() {
             self.activate(leaf);
         }

@@ -8,6 +8,7 @@ mod assign;
 mod audit;
 pub mod calc;
 mod driver;
+mod order;
 pub mod preempt;
 mod queues;
 pub mod state;

@@ -10,6 +10,7 @@ use fairloom_model::Resource;
 
 use super::state::{CsQueue, QueuePart};
 use super::CapacityScheduler;
+use crate::driver::AppState;
 use crate::driver::SchedulerError;
 use crate::ids::{PartitionId, QueueId};
 
@@ -38,11 +39,15 @@ impl CapacityScheduler {
                 children: c.children.iter().map(|&i| QueueId(i as u32)).collect(),
                 leaf: c.is_leaf(),
                 depth,
+                index_in_parent: c
+                    .parent
+                    .map_or(0, |p| conf.queues[p].children.iter().position(|&x| x == queues.len()).unwrap_or(0) as u32),
                 settings: c.clone(),
                 parts: vec![QueuePart::default(); nparts],
                 active: Vec::new(),
                 waiting: Vec::new(),
                 users: Default::default(),
+                active_users: 0,
                 removed: false,
             });
         }
@@ -51,6 +56,7 @@ impl CapacityScheduler {
         self.conf = conf.clone();
         self.set_fractions()?;
         self.resolve_capacities();
+        self.rebuild_order();
         Ok(())
     }
 
@@ -100,6 +106,7 @@ impl CapacityScheduler {
             }
         }
         self.rebuild_aggregates();
+        self.rebuild_order();
         for leaf in self.leaves() {
             self.sort_active(leaf);
             self.activate(leaf);
@@ -279,7 +286,7 @@ impl CapacityScheduler {
     /// The children of `parent` that may get something in partition `p`, in the parent's
     /// ordering policy: under-guarantee first and then by priority (priority-utilization),
     /// least used capacity, larger guarantee, configuration order.
-    pub(crate) fn ordered_children(&self, parent: QueueId, p: PartitionId, respect: bool) -> Vec<QueueId> {
+    pub(crate) fn sorted_children(&self, parent: QueueId, p: PartitionId, respect: bool) -> Vec<QueueId> {
         let q = &self.queues[parent.index()];
         let by_priority = q.settings.queue_ordering == QueueOrdering::PriorityUtilization;
         let mut keyed: Vec<(bool, bool, i32, f32, f32, usize, QueueId)> = q
@@ -351,8 +358,31 @@ impl CapacityScheduler {
                 part.reserved = f.reserved;
                 part.pending = f.pending;
                 part.am_used = f.am_used;
+                part.usage_ratio = f.usage_ratio;
+                part.active_used = f.active_used;
             }
-            q.users = fresh.users[i].clone();
+            q.users = super::state::Users::from_map(fresh.users[i].clone());
+            q.active_users = fresh.active_users[i];
+        }
+        for a in &mut self.apps {
+            if let Some(q) = a.queue.filter(|_| matches!(a.state, AppState::Accepted | AppState::Running)) {
+                a.user_slot = self.queues[q.index()].users.slot(&a.user).unwrap_or(0);
+            }
+        }
+    }
+
+    /// Users' shares of the partitions after the partitions' resources changed.
+    pub(crate) fn refresh_ratios(&mut self) {
+        let calc = self.calc;
+        for q in &mut self.queues {
+            for (p, part) in q.parts.iter_mut().enumerate() {
+                let total = self.cluster.partitions[p].total;
+                part.usage_ratio = 0.0;
+                for u in q.users.slots_mut() {
+                    u.ratio[p] = super::apps::share_of(&calc, &u.used[p], &total);
+                    part.usage_ratio += u.ratio[p];
+                }
+            }
         }
     }
 }

@@ -37,11 +37,27 @@ pub struct QueuePart {
     pub pending: Resource,
     /// Leaves: AM resources of its activated applications whose AM is in this partition.
     pub am_used: Resource,
+    /// Leaves: Σ of its users' shares of the partition (`UsersManager`'s usage ratio, a float
+    /// kept by deltas as YARN keeps it).
+    pub usage_ratio: f32,
+    /// Leaves: what its active users use here.
+    pub active_used: Resource,
+    /// This queue's key in its parent's `members` for this partition, while it is one.
+    pub key: Option<super::order::ChildKey>,
+    /// Parents: the children with pending demand here, in the ordering policy's order.
+    pub members: std::collections::BTreeSet<super::order::ChildKey>,
+    /// Leaves: the activated applications with pending demand here, in the ordering policy's order.
+    pub apps: std::collections::BTreeSet<super::order::AppKey>,
+    /// Leaves: the user limit last computed here, and for which scheduling mode (respect
+    /// exclusivity or not); cleared whenever what it depends on changes (YARN's
+    /// `userLimitNeedsRecompute`).
+    pub user_limit_cache: Option<(bool, Resource)>,
 }
 
 /// One user of a leaf queue.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CsUser {
+    pub name: String,
     /// By partition: containers and reservations of the user's applications.
     pub used: Vec<Resource>,
     pub am_used: Vec<Resource>,
@@ -51,15 +67,97 @@ pub struct CsUser {
     pub pending_apps: u32,
     /// Activated applications with an outstanding ask: the user is active while it has one.
     pub asking_apps: u32,
+    /// By partition: its share of the partition (`used / partition`), as last charged.
+    pub ratio: Vec<f32>,
 }
 
 impl CsUser {
+    pub fn new(name: &str, partitions: usize) -> Self {
+        Self {
+            name: name.to_string(),
+            used: vec![Resource::none(); partitions],
+            am_used: vec![Resource::none(); partitions],
+            ratio: vec![0.0; partitions],
+            ..Default::default()
+        }
+    }
+
     pub fn is_active(&self) -> bool {
         self.asking_apps > 0
     }
 
     pub fn total_apps(&self) -> u32 {
         self.active_apps + self.pending_apps
+    }
+
+    /// YARN drops a user from a queue when its last application leaves.
+    pub fn present(&self) -> bool {
+        self.total_apps() > 0
+    }
+}
+
+/// The users of a leaf, in slots an application keeps (no name lookup on the hot path). A
+/// user whose last application left keeps its slot for when it comes back.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Users {
+    list: Vec<CsUser>,
+    slots: std::collections::HashMap<String, u32>,
+}
+
+impl Users {
+    pub fn slot(&self, name: &str) -> Option<u32> {
+        self.slots.get(name).copied()
+    }
+
+    pub fn get(&self, name: &str) -> Option<&CsUser> {
+        self.slot(name).map(|s| &self.list[s as usize]).filter(|u| u.present())
+    }
+
+    pub fn at(&self, slot: u32) -> &CsUser {
+        &self.list[slot as usize]
+    }
+
+    pub fn at_mut(&mut self, slot: u32) -> &mut CsUser {
+        &mut self.list[slot as usize]
+    }
+
+    /// The user's slot, made when it is new.
+    pub fn enter(&mut self, name: &str, partitions: usize) -> u32 {
+        if let Some(s) = self.slot(name) {
+            return s;
+        }
+        self.list.push(CsUser::new(name, partitions));
+        let s = self.list.len() as u32 - 1;
+        self.slots.insert(name.to_string(), s);
+        s
+    }
+
+    /// The users with applications in the queue.
+    pub fn iter(&self) -> impl Iterator<Item = &CsUser> {
+        self.list.iter().filter(|u| u.present())
+    }
+
+    /// Every slot, present or not (usage can only be non-zero for present users).
+    pub fn slots_mut(&mut self) -> impl Iterator<Item = &mut CsUser> {
+        self.list.iter_mut()
+    }
+
+    pub fn present(&self) -> usize {
+        self.iter().count()
+    }
+
+    /// The present users by name (what the auditor compares).
+    pub fn to_map(&self) -> BTreeMap<String, CsUser> {
+        self.iter().map(|u| (u.name.clone(), u.clone())).collect()
+    }
+
+    pub fn from_map(map: BTreeMap<String, CsUser>) -> Self {
+        let mut users = Self::default();
+        for (name, u) in map {
+            users.slots.insert(name, users.list.len() as u32);
+            users.list.push(u);
+        }
+        users
     }
 }
 
@@ -73,13 +171,17 @@ pub struct CsQueue {
     pub leaf: bool,
     /// Depth below root.
     pub depth: usize,
+    /// Position among its parent's children (the ordering's last tie-break).
+    pub index_in_parent: u32,
     pub settings: CapacityQueueConfig,
     /// By partition id.
     pub parts: Vec<QueuePart>,
     /// Leaves: activated applications, and applications waiting for activation.
     pub active: Vec<AppId>,
     pub waiting: Vec<AppId>,
-    pub users: BTreeMap<String, CsUser>,
+    pub users: Users,
+    /// Leaves: users with an activated application that asks for something.
+    pub active_users: u32,
     /// The slot no longer belongs to the tree (a reload removed it).
     pub removed: bool,
 }
@@ -158,6 +260,8 @@ pub struct CsApp {
     pub yarn_id: ApplicationId,
     pub user: String,
     pub queue: Option<QueueId>,
+    /// The user's slot in its leaf's `users`.
+    pub user_slot: u32,
     /// Application priority (higher runs first), capped at the cluster's maximum.
     pub priority: i32,
     pub start_time: Millis,
@@ -184,6 +288,8 @@ pub struct CsApp {
     pub live: LiveList,
     pub next_container_seq: u32,
     pub reservations: Vec<HeldReservation>,
+    /// By partition: its key in its leaf's order, while it is in it.
+    pub keys: Vec<Option<super::order::AppKey>>,
     pub preempted: u32,
     pub marked: u32,
     pub wait: Option<WaitReason>,

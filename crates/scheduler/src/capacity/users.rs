@@ -14,13 +14,12 @@ use crate::reason::WaitReason;
 impl CapacityScheduler {
     /// Users of the leaf with an activated application that asks for something.
     pub(crate) fn active_users(&self, leaf: QueueId) -> usize {
-        self.q(leaf).users.values().filter(|u| u.is_active()).count()
+        self.q(leaf).active_users as usize
     }
 
     /// `getNumActiveUsers`: active users, and users whose applications all wait for activation.
     fn users_for_am_limit(&self, leaf: QueueId) -> usize {
-        self.active_users(leaf)
-            + self.q(leaf).users.values().filter(|u| u.pending_apps > 0 && u.active_apps == 0).count()
+        self.active_users(leaf) + self.q(leaf).users.iter().filter(|u| u.pending_apps > 0 && u.active_apps == 0).count()
     }
 
     /// The user limit in partition `p` (`computeUserLimit`, active users): a share of the
@@ -29,6 +28,19 @@ impl CapacityScheduler {
     /// `respect`: RESPECT_PARTITION_EXCLUSIVITY (else the partition is shared, no cap).
     pub fn user_limit(&self, leaf: QueueId, p: PartitionId, respect: bool) -> Resource {
         self.compute_user_limit(leaf, p, respect, true)
+    }
+
+    /// [`Self::user_limit`], computed once until the leaf's usage, its active users, the
+    /// capacities or the cluster change.
+    pub(crate) fn cached_user_limit(&mut self, leaf: QueueId, p: PartitionId, respect: bool) -> Resource {
+        if let Some((mode, limit)) = self.queues[leaf.index()].parts[p.index()].user_limit_cache {
+            if mode == respect {
+                return limit;
+            }
+        }
+        let limit = self.user_limit(leaf, p, respect);
+        self.queues[leaf.index()].parts[p.index()].user_limit_cache = Some((respect, limit));
+        limit
     }
 
     /// The user limit over all the queue's users rather than the active ones
@@ -45,8 +57,7 @@ impl CapacityScheduler {
         let required = self.props.minimum_allocation;
         let original = part.guaranteed;
         let queue_capacity = calc.max(&partition, original, required);
-        let usage_ratio: f32 = q.users.values().map(|u| calc.divide(&partition, &u.used[p.index()], &partition)).sum();
-        let usage_ratio = if usage_ratio.is_nan() { 0.0 } else { usage_ratio };
+        let usage_ratio = if part.usage_ratio.is_finite() { part.usage_ratio.max(0.0) } else { 0.0 };
         let consumed = calc.multiply_and_normalize_up(&partition, usage_ratio as f64, &required);
         let current_capacity = if calc.lt(&partition, &consumed, &queue_capacity) {
             queue_capacity
@@ -54,11 +65,9 @@ impl CapacityScheduler {
             consumed.saturating_add(required)
         };
         let (by_weight, used_by) = if active_only {
-            let active: Vec<_> = q.users.values().filter(|u| u.is_active()).collect();
-            let used = active.iter().fold(required, |acc, u| acc.saturating_add(u.used[p.index()]));
-            (active.len() as f32, used)
+            (q.active_users as f32, part.active_used.saturating_add(required))
         } else {
-            (q.users.len() as f32, current_capacity)
+            (q.users.present() as f32, current_capacity)
         };
         let percent = q.settings.min_user_limit_percent;
         let limit = calc.max(
@@ -88,7 +97,7 @@ impl CapacityScheduler {
         p: PartitionId,
     ) -> (bool, Resource) {
         let a = &self.apps[app.index()];
-        let Some(u) = self.q(leaf).users.get(&a.user) else { return (false, Resource::none()) };
+        let u = self.q(leaf).users.at(a.user_slot);
         let cluster = &self.cluster.total;
         if !self.calc.gt(cluster, &u.used[p.index()], limit) {
             return (true, Resource::none());
@@ -164,7 +173,8 @@ impl CapacityScheduler {
                 continue;
             }
             let user_limit = *user_am_limits.entry(p).or_insert_with(|| self.user_am_limit(leaf, p));
-            let user_am = self.q(leaf).users[&user].am_used[p.index()];
+            let slot = self.apps[app.index()].user_slot;
+            let user_am = self.q(leaf).users.at(slot).am_used[p.index()];
             if !exempt && !self.calc.le(&cluster, &user_am.saturating_add(am), &user_limit) {
                 self.apps[app.index()].wait =
                     Some(WaitReason::UserAmLimit { user, am_used: user_am, request: am, limit: user_limit });
@@ -176,7 +186,7 @@ impl CapacityScheduler {
 
     fn make_active(&mut self, leaf: QueueId, app: AppId) {
         let a = &mut self.apps[app.index()];
-        let (am, p, user) = (a.am_resource, a.am_partition, a.user.clone());
+        let (am, p, slot) = (a.am_resource, a.am_partition, a.user_slot);
         a.activated = true;
         a.wait = None;
         if a.unmanaged_am || a.am_running {
@@ -184,7 +194,7 @@ impl CapacityScheduler {
         }
         let q = self.q_mut(leaf);
         q.waiting.retain(|&x| x != app);
-        let u = q.users.get_mut(&user).expect("an application's user is listed");
+        let u = q.users.at_mut(slot);
         u.pending_apps -= 1;
         u.active_apps += 1;
         u.am_used[p.index()].add_assign(am);
@@ -208,7 +218,7 @@ impl CapacityScheduler {
         for &app in &q.active {
             let a = &self.apps[app.index()];
             let h = headroom.entry(a.user.as_str()).or_insert_with(|| {
-                let used = q.users.get(&a.user).map_or(Resource::none(), |u| u.used[p.index()]);
+                let used = q.users.at(a.user_slot).used[p.index()];
                 self.user_limit(leaf, p, true).saturating_sub(used).componentwise_max(Resource::none())
             });
             let pending = a.pending[p.index()].componentwise_max(Resource::none());

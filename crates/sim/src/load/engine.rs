@@ -7,10 +7,9 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::time::Instant;
 
-use fairloom_config::{parse_allocation_file, SchedulerProperties};
 use fairloom_model::{Resource, ANY};
 use fairloom_scheduler::driver::{AnyScheduler, NodeSpec, Scheduler, SubmitSpec};
-use fairloom_scheduler::{AppId, Ask, ContainerId, Decision, FairScheduler};
+use fairloom_scheduler::{AppId, Ask, ContainerId, Decision};
 
 use super::metrics::{Metrics, Phase};
 use super::workload::Workload;
@@ -172,11 +171,7 @@ pub struct Simulation<'w> {
 
 impl<'w> Simulation<'w> {
     pub fn new(w: &'w Workload, opts: SimOptions) -> Result<Self, SimError> {
-        let props =
-            SchedulerProperties::from_properties(&w.properties, &[]).map_err(|e| SimError::Config(e.to_string()))?;
-        let alloc = parse_allocation_file(&w.allocations, &props.resource_types)
-            .map_err(|e| SimError::Config(e.in_file("allocations").to_string()))?;
-        let mut s: AnyScheduler = FairScheduler::new(props, alloc).map_err(|e| SimError::Config(e.to_string()))?.into();
+        let mut s = super::capacity::build(&w.allocations, w.capacity.as_ref(), &w.properties)?;
         let specs: Vec<NodeSpec<'_>> = w
             .nodes
             .iter()

@@ -144,6 +144,7 @@ pub fn generate(shape: &PresetShape, seed: u64) -> Workload {
         nodes,
         apps,
         allocations: xml,
+        capacity: None,
         properties,
         max_outstanding: Some(shape.outstanding),
         description: format!(
@@ -221,6 +222,7 @@ pub fn preemption_demo(seed: u64, managed_am: bool) -> Workload {
         nodes,
         apps,
         allocations: "<allocations><queue name=\"batch\"/><queue name=\"prod\"><fairSharePreemptionTimeout>15</fairSharePreemptionTimeout><fairSharePreemptionThreshold>1</fairSharePreemptionThreshold></queue></allocations>".into(),
+        capacity: None,
         properties,
         max_outstanding: Some(4_000),
                 description: format!(

@@ -204,6 +204,7 @@ pub fn from_trace(
         nodes,
         apps,
         allocations: allocations.to_string(),
+        capacity: None,
         properties,
         max_outstanding: None,
     })
@@ -272,6 +273,7 @@ pub fn spark_from_trace(
         nodes,
         apps,
         allocations: allocations.to_string(),
+        capacity: None,
         properties,
     })
 }
@@ -409,6 +411,7 @@ pub fn from_synth(synth: &str, allocations: &str, properties: Properties, seed: 
         nodes,
         apps,
         allocations: allocations.to_string(),
+        capacity: None,
         properties,
         max_outstanding: None,
     })

@@ -9,9 +9,10 @@ use std::time::Instant;
 use fairloom_am::matching::match_containers;
 use fairloom_am::tasks::{Executor, Level, Task, TaskSet};
 use fairloom_am::{plan, AmState, PendingRequest};
-use fairloom_config::{parse_allocation_file, Properties, SchedulerProperties};
+use fairloom_config::Properties;
 use fairloom_model::{Resource, ANY};
-use fairloom_scheduler::{AppId, Ask, Decision, FairScheduler, NodeId};
+use fairloom_scheduler::driver::{AnyScheduler, NodeSpec, Scheduler, SubmitSpec};
+use fairloom_scheduler::{AppId, Ask, Decision, NodeId};
 use serde_json::{json, Value};
 
 use super::engine::{Ev, SimError, Wheel};
@@ -50,6 +51,8 @@ pub struct SparkWorkload {
     pub nodes: Vec<NodeDef>,
     pub apps: Vec<SparkApp>,
     pub allocations: String,
+    /// capacity-scheduler.xml properties: when given, the Capacity Scheduler runs it.
+    pub capacity: Option<Properties>,
     pub properties: Properties,
 }
 
@@ -115,6 +118,7 @@ pub fn locality_preset(seed: u64) -> SparkWorkload {
         nodes,
         apps,
         allocations: "<allocations><queue name=\"team0\"/><queue name=\"team1\"/><queue name=\"team2\"/><queue name=\"team3\"/></allocations>".into(),
+        capacity: None,
         properties,
     }
 }
@@ -159,14 +163,13 @@ fn level_name(l: Level) -> &'static str {
 
 /// Run the workload with one strategy.
 pub fn run(w: &SparkWorkload, strategy: Strategy, duration_ms: i64) -> Result<LocalityFigures, SimError> {
-    let props =
-        SchedulerProperties::from_properties(&w.properties, &[]).map_err(|e| SimError::Config(e.to_string()))?;
-    let alloc =
-        parse_allocation_file(&w.allocations, &props.resource_types).map_err(|e| SimError::Config(e.to_string()))?;
-    let mut s = FairScheduler::new(props, alloc).map_err(|e| SimError::Config(e.to_string()))?;
-    let node_ids: Vec<NodeId> = s
-        .add_nodes(w.nodes.iter().map(|n| (n.name.as_str(), Some(n.rack.as_str()), n.resource)))
-        .map_err(|e| SimError::Workload(e.to_string()))?;
+    let mut s = super::capacity::build(&w.allocations, w.capacity.as_ref(), &w.properties)?;
+    let specs: Vec<NodeSpec<'_>> = w
+        .nodes
+        .iter()
+        .map(|n| NodeSpec { name: &n.name, rack: Some(&n.rack), resource: n.resource, label: None })
+        .collect();
+    let node_ids: Vec<NodeId> = s.add_nodes(&specs).map_err(|e| SimError::Workload(e.to_string()))?;
     let rack_of: BTreeMap<String, String> = w.nodes.iter().map(|n| (n.name.clone(), n.rack.clone())).collect();
     let mut apps: Vec<AppState> = w
         .apps
@@ -232,7 +235,7 @@ pub fn run(w: &SparkWorkload, strategy: Strategy, duration_ms: i64) -> Result<Lo
                         let a = &w.apps[i as usize];
                         let mut id = None;
                         timed(
-                            &mut || id = Some(s.submit(&a.name, &a.queue, "spark", None, t)),
+                            &mut || id = Some(s.submit(&SubmitSpec::new(&a.name, &a.queue, "spark", None), t)),
                             &mut figures.scheduler_ns,
                         );
                         let id = id.expect("set above");
@@ -250,7 +253,7 @@ pub fn run(w: &SparkWorkload, strategy: Strategy, duration_ms: i64) -> Result<Lo
                         for d in decisions {
                             let Decision::Allocated { app, container, node } = d else { continue };
                             let Some(&k) = by_app.get(&app) else { continue };
-                            let host = s.node(node).name.clone();
+                            let host = s.cluster().node(node).name.clone();
                             let st = &mut apps[k];
                             let m = match_containers(std::slice::from_ref(&host), &st.pending, &rack_of);
                             if let Some(&(_, req, _)) = m.matched.first() {
@@ -322,7 +325,7 @@ pub fn run(w: &SparkWorkload, strategy: Strategy, duration_ms: i64) -> Result<Lo
 /// The AM's allocate(): plan requests with the strategy, then send YARN asks summed per
 /// host, rack and `*` (as AMRMClient aggregates container requests).
 fn am_heartbeat(
-    s: &mut FairScheduler,
+    s: &mut AnyScheduler,
     app: &SparkApp,
     st: &mut AppState,
     strategy: Strategy,

@@ -45,7 +45,11 @@ pub struct Workload {
     pub name: String,
     pub nodes: Vec<NodeDef>,
     pub apps: Vec<AppDef>,
+    /// fair-scheduler.xml (the Fair Scheduler's configuration).
     pub allocations: String,
+    /// capacity-scheduler.xml properties: when given, the workload runs on the Capacity
+    /// Scheduler instead.
+    pub capacity: Option<Properties>,
     pub properties: Properties,
     /// The most containers an AM keeps asked for at once (`None`: its whole stage).
     pub max_outstanding: Option<u64>,

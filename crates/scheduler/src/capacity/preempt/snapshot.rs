@@ -295,8 +295,8 @@ impl CapacityScheduler {
         let users = q
             .users
             .iter()
-            .map(|(name, u)| TempUser {
-                name: name.clone(),
+            .map(|u| TempUser {
+                name: u.name.clone(),
                 limit: self.partitions().map(|p| self.user_limit_all_users(leaf, p)).collect(),
                 used: u.used.clone(),
             })

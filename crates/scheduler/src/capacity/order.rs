@@ -1,0 +1,202 @@
+//! The orders the allocation walk reads, kept up to date instead of sorted at each visit
+//! (shared/DESIGN.md, "Fast by construction"). Per parent and partition: the children with
+//! pending demand there, by the parent's ordering policy; per leaf and partition: the
+//! activated applications with pending demand there, by the leaf's ordering policy. A change
+//! of usage or pending re-keys the queues on one leaf-to-root path and the one application.
+//! `fairloom.scheduler.ordering=sorted` walks by sorting instead (YARN's way), with the same
+//! decisions; the property tests compare the two.
+
+use std::cmp::Reverse;
+
+use fairloom_config::capacity::{AppOrdering, QueueOrdering};
+
+use super::CapacityScheduler;
+use crate::ids::{AppId, PartitionId, QueueId};
+
+/// A float as an integer that orders the same way (`total_cmp`).
+fn ordered(x: f32) -> u32 {
+    let b = x.to_bits();
+    if b >> 31 == 1 {
+        !b
+    } else {
+        b | 0x8000_0000
+    }
+}
+
+fn ordered64(x: f64) -> u64 {
+    let b = x.to_bits();
+    if b >> 63 == 1 {
+        !b
+    } else {
+        b | 0x8000_0000_0000_0000
+    }
+}
+
+/// A child's place among its siblings (PriorityUtilizationQueueOrderingPolicy): under its
+/// guarantee before over (priority-utilization only), higher priority first, less used
+/// capacity first, larger absolute capacity first, configuration order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ChildKey {
+    over: bool,
+    priority: Reverse<i32>,
+    used: u32,
+    capacity: Reverse<u32>,
+    index: u32,
+    pub id: QueueId,
+}
+
+/// An application's place in its leaf: fifo by priority then submission, fair by usage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct AppKey {
+    major: u64,
+    submission: u32,
+    pub app: AppId,
+}
+
+impl CapacityScheduler {
+    fn child_key(&self, q: QueueId, p: PartitionId, index: usize) -> ChildKey {
+        let queue = &self.queues[q.index()];
+        let by_priority = queue.parent.is_some_and(|parent| {
+            self.queues[parent.index()].settings.queue_ordering == QueueOrdering::PriorityUtilization
+        });
+        let used = self.used_capacity(q, p);
+        ChildKey {
+            over: by_priority && used >= 1.0,
+            priority: Reverse(if by_priority { queue.settings.priority } else { 0 }),
+            used: ordered(used),
+            capacity: Reverse(ordered(queue.parts[p.index()].abs_capacity)),
+            index: index as u32,
+            id: q,
+        }
+    }
+
+    pub(crate) fn app_key(&self, app: AppId) -> AppKey {
+        let a = &self.apps[app.index()];
+        let leaf = a.queue.expect("an ordered app has a queue");
+        let major = match self.queues[leaf.index()].settings.app_ordering {
+            AppOrdering::Fifo => (i64::from(i32::MAX) - i64::from(a.priority)) as u64,
+            AppOrdering::Fair { size_based_weight } => {
+                let used = a.usage.memory() as f64;
+                let magnitude = if size_based_weight {
+                    let demand = (a.usage.memory() + a.total_pending().memory()) as f64;
+                    used / (demand.ln_1p() / std::f64::consts::LN_2)
+                } else {
+                    used
+                };
+                ordered64(magnitude)
+            }
+        };
+        AppKey { major, submission: a.yarn_id.id, app }
+    }
+
+    /// Put `q` where it belongs in its parent's order for partition `p` (or take it out when
+    /// it has nothing pending there or may not use the partition).
+    pub(crate) fn refresh_queue_key(&mut self, q: QueueId, p: PartitionId) {
+        let Some(parent) = self.queues[q.index()].parent else { return };
+        let old = self.queues[q.index()].parts[p.index()].key.take();
+        if let Some(k) = old {
+            self.queues[parent.index()].parts[p.index()].members.remove(&k);
+        }
+        if self.wants(q, p, true) {
+            let k = self.child_key(q, p, self.queues[q.index()].index_in_parent as usize);
+            self.queues[parent.index()].parts[p.index()].members.insert(k);
+            self.queues[q.index()].parts[p.index()].key = Some(k);
+        }
+    }
+
+    /// Re-key every queue on the path from `leaf` up (after its usage or pending changed).
+    pub(crate) fn refresh_path(&mut self, leaf: QueueId, p: PartitionId) {
+        let mut q = Some(leaf);
+        while let Some(id) = q {
+            self.refresh_queue_key(id, p);
+            q = self.queues[id.index()].parent;
+        }
+    }
+
+    /// Put `app` where it belongs in its leaf's order in every partition.
+    pub(crate) fn refresh_app_keys(&mut self, app: AppId) {
+        let Some(leaf) = self.apps[app.index()].queue else { return };
+        let ordered = self.apps[app.index()].activated && self.apps[app.index()].is_alive();
+        let key = ordered.then(|| self.app_key(app));
+        for p in 0..self.nparts() {
+            let old = self.apps[app.index()].keys[p].take();
+            if let Some(k) = old {
+                self.queues[leaf.index()].parts[p].apps.remove(&k);
+            }
+            if let Some(k) = key.filter(|_| self.apps[app.index()].pending[p].any_positive()) {
+                self.queues[leaf.index()].parts[p].apps.insert(k);
+                self.apps[app.index()].keys[p] = Some(k);
+            }
+        }
+    }
+
+    /// Take `app` out of every order (it leaves its leaf).
+    pub(crate) fn detach_app_keys(&mut self, app: AppId, leaf: QueueId) {
+        for p in 0..self.nparts() {
+            if let Some(k) = self.apps[app.index()].keys[p].take() {
+                self.queues[leaf.index()].parts[p].apps.remove(&k);
+            }
+        }
+    }
+
+    /// Rebuild every order (the tree, the capacities or the cluster changed); cached user
+    /// limits, which follow the same changes, go too.
+    pub(crate) fn rebuild_order(&mut self) {
+        for q in &mut self.queues {
+            for part in &mut q.parts {
+                part.members.clear();
+                part.apps.clear();
+                part.key = None;
+                part.user_limit_cache = None;
+            }
+        }
+        for a in &mut self.apps {
+            a.keys = vec![None; a.pending.len()];
+        }
+        for i in 0..self.queues.len() {
+            for p in 0..self.nparts() {
+                self.refresh_queue_key(QueueId(i as u32), PartitionId(p as u32));
+            }
+        }
+        for i in 0..self.apps.len() {
+            self.refresh_app_keys(AppId(i as u32));
+        }
+    }
+
+    /// The child after `after` (or the first) in `parent`'s order for partition `p`.
+    pub(crate) fn next_child(&self, parent: QueueId, p: PartitionId, after: Option<&ChildKey>) -> Option<ChildKey> {
+        let set = &self.queues[parent.index()].parts[p.index()].members;
+        match after {
+            None => set.first().copied(),
+            Some(k) => set.range((std::ops::Bound::Excluded(*k), std::ops::Bound::Unbounded)).next().copied(),
+        }
+    }
+
+    /// The application after `after` (or the first) in `leaf`'s order for partition `p`.
+    pub(crate) fn next_app(&self, leaf: QueueId, p: PartitionId, after: Option<&AppKey>) -> Option<AppKey> {
+        let set = &self.queues[leaf.index()].parts[p.index()].apps;
+        match after {
+            None => set.first().copied(),
+            Some(k) => set.range((std::ops::Bound::Excluded(*k), std::ops::Bound::Unbounded)).next().copied(),
+        }
+    }
+
+    /// Every order as a fresh sort would give it: (parent, partition, children) and
+    /// (leaf, partition, apps). The auditor compares these with the kept orders.
+    pub(crate) fn fresh_orders(
+        &self,
+    ) -> (Vec<(QueueId, PartitionId, Vec<QueueId>)>, Vec<(QueueId, PartitionId, Vec<AppId>)>) {
+        let mut children = Vec::new();
+        let mut apps = Vec::new();
+        for (id, q) in self.queues() {
+            for p in self.partitions() {
+                if q.leaf {
+                    apps.push((id, p, self.sorted_apps(id, p)));
+                } else {
+                    children.push((id, p, self.sorted_children(id, p, true)));
+                }
+            }
+        }
+        (children, apps)
+    }
+}
