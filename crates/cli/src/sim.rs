@@ -185,7 +185,7 @@ fn use_capacity(args: &SimArgs, w: &mut Workload) -> Result<()> {
     if matches!(args.preset.as_deref(), Some("preempt-1k" | "preempt-1k-am")) {
         w.properties.insert("yarn.resourcemanager.scheduler.monitor.enable".into(), "true".into());
     }
-    w.capacity = Some(capacity);
+    w.capacity.get_or_insert_with(Default::default).extend(capacity);
     Ok(())
 }
 
@@ -270,6 +270,11 @@ fn spark_on(args: &SimArgs, mut w: fairloom_sim::load::spark::SparkWorkload) -> 
             Some(p) => capacity_file(p, &w.properties)?,
             None => fairloom_sim::load::capacity::from_fair(&w.allocations, &w.properties)?,
         });
+        if let Some((before, _)) = w.description.split_once("; the Fair Scheduler's delay scheduling") {
+            w.description = format!(
+                "{before}; the Capacity Scheduler's delay scheduling (node-locality-delay, then off-switch by YARN's locality wait factor)"
+            );
+        }
     }
     spark(args, w)
 }

@@ -154,7 +154,8 @@ pub struct AppView<'a> {
     pub pending: Resource,
     pub preempted: u32,
     pub preemption_marked: u32,
-    pub wait: Option<&'a WaitReason>,
+    /// Why it waits (the Capacity Scheduler may build it from a queue's note).
+    pub wait: Option<std::borrow::Cow<'a, WaitReason>>,
 }
 
 /// What every driver may read of a queue.

@@ -248,3 +248,39 @@ proptest! {
         prop_assert_eq!(&first, &sorted);
     }
 }
+
+/// Found by the property above, when a labelled reservation released holds: the kept
+/// orders must give the sorted walk's decisions on it. (The partition case it stood for is
+/// pinned by the scenario cs-continue-looking-partition.)
+#[test]
+fn found_sequence_kept_orders_match_sorting() {
+    use Event::*;
+    let ask = |app, size, count| Ask { app, priority: 0, size, count, node_local: None, labelled: false };
+    let submit = || Submit { queue: 0, user: 0, managed: false, priority: 0, labelled: false };
+    let events = [
+        ask(4, 2, 4),
+        Finish(3),
+        Heartbeat(3),
+        Report(0),
+        ask(2, 1, 4),
+        AddNode { size: 1, labelled: true },
+        submit(),
+        Report(1),
+        Heartbeat(2),
+        submit(),
+        Heartbeat(5),
+        Heartbeat(1),
+        RemoveNode(1),
+        AddNode { size: 0, labelled: true },
+        submit(),
+        Report(5),
+        Heartbeat(3),
+        Heartbeat(0),
+        Heartbeat(3),
+        Heartbeat(2),
+    ];
+    let kept = run(0, false, &events).unwrap();
+    let sorted = run(0, true, &events).unwrap();
+    assert!(!kept.is_empty());
+    assert_eq!(kept, sorted);
+}

@@ -67,6 +67,7 @@ impl CapacityScheduler {
             preempted: 0,
             marked: 0,
             wait: None,
+            wait_seq: 0,
         });
         id
     }
@@ -391,7 +392,6 @@ impl CapacityScheduler {
         if was_active != u.is_active() {
             let used = u.used.clone();
             for (part, r) in q.parts.iter_mut().zip(used) {
-                part.user_limit_cache = None;
                 if asking {
                     part.active_used.add_assign(r);
                 } else {
@@ -402,6 +402,9 @@ impl CapacityScheduler {
                 q.active_users += 1;
             } else {
                 q.active_users -= 1;
+            }
+            for p in 0..self.nparts() {
+                self.unhold(leaf, PartitionId(p as u32));
             }
         }
     }
@@ -437,7 +440,7 @@ impl CapacityScheduler {
         }
         let ratio = share_of(&calc, &u.used[p.index()], &total);
         let part = &mut queue.parts[p.index()];
-        part.user_limit_cache = None;
+        part.forget_user_limit();
         part.usage_ratio += ratio - u.ratio[p.index()];
         u.ratio[p.index()] = ratio;
         if u.is_active() {
@@ -451,6 +454,20 @@ impl CapacityScheduler {
             self.refresh_app_keys(app);
         }
         self.refresh_path(leaf, p);
+        if p == PartitionId::DEFAULT {
+            for other in (1..self.nparts()).map(|i| PartitionId(i as u32)) {
+                // Which children hold a reservation is read from the default partition in
+                // every partition's order.
+                if reserved {
+                    self.refresh_path(leaf, other);
+                }
+                // Continue-looking reads the user's default-partition usage and the app's
+                // default-partition reservation in every partition's user check.
+                if self.conf.reservations_continue_looking {
+                    self.release_hold(leaf, other);
+                }
+            }
+        }
     }
 
     /// A new running container for `app` on `node`: the app's next number, or `seq` (the
@@ -563,7 +580,7 @@ impl CapacityScheduler {
         for r in a.pending.iter_mut() {
             *r = Resource::none();
         }
-        a.wait = None;
+        self.set_wait(app, None);
         self.activate(leaf);
         Ok(())
     }

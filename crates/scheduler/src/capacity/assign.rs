@@ -8,7 +8,7 @@
 use fairloom_config::capacity::AppOrdering;
 use fairloom_model::{Millis, NodeType, Resource};
 
-use super::state::LocalityAsk;
+use super::allocator::AppAnswer;
 use super::{CapacityScheduler, ROOT};
 use crate::driver::Decision;
 use crate::ids::{AppId, ContainerId, NodeId, PartitionId, QueueId};
@@ -19,41 +19,75 @@ use crate::reason::WaitReason;
 enum Outcome {
     Allocated(NodeType),
     Reserved,
-    /// Nothing; `QueueLimit` when a queue's limit stopped it (YARN's `SkippedType`).
+    /// Nothing. `blocked` is YARN's QUEUE_LIMIT skip: an application's ask did not fit the
+    /// leaf's headroom; that headroom, which nobody under the parent can use now, comes off
+    /// the limits the parent hands its later children (`addBlockedHeadroom`).
     Nothing {
-        queue_limit: bool,
+        blocked: Option<Resource>,
     },
 }
 
 impl Outcome {
-    const NONE: Self = Self::Nothing { queue_limit: false };
+    const NONE: Self = Self::Nothing { blocked: None };
 
     fn assigned(self) -> bool {
         !matches!(self, Self::Nothing { .. })
     }
 }
 
-/// An application's answer for one node (YARN's `AllocationState`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum AppAnswer {
-    Allocated(NodeType),
-    Reserved,
-    /// Try the next application.
-    Skipped,
-    /// Try the next priority of this application.
-    PrioritySkipped,
-    /// Try the next locality level of this priority.
-    LocalitySkipped,
-}
-
 /// The walk's scheduling mode and the node it serves.
 #[derive(Debug, Clone, Copy)]
-struct Offer {
-    node: NodeId,
-    partition: PartitionId,
+pub(super) struct Offer {
+    pub node: NodeId,
+    pub partition: PartitionId,
     /// RESPECT_PARTITION_EXCLUSIVITY (else IGNORE: a non-exclusive partition lent to
     /// default-partition asks).
-    respect: bool,
+    pub respect: bool,
+}
+
+/// Whether a parent has room left for its children. With the memory-only calculator, once
+/// its limit less the headroom its children were blocked on and what it uses leaves no
+/// memory, every child's limit is at most what the child uses: only a child that can give
+/// back a reservation (continue-looking; `may_unreserve`) may pass its check, and the walk
+/// visits only those. The applications under the others wait for this queue, noted once.
+struct Shut {
+    /// The parent's limit capped by its maximum, less what it uses (memory), when the
+    /// calculator allows the shortcut.
+    room: Option<i64>,
+    queue: QueueId,
+    apps_partition: PartitionId,
+    cap: Resource,
+    noted: bool,
+}
+
+impl Shut {
+    fn new(s: &CapacityScheduler, q: QueueId, offer: Offer, limit: Resource) -> Self {
+        let part = &s.q(q).parts[offer.partition.index()];
+        let cap = s.calc.min(&s.cluster.total, limit, part.maximum);
+        Self {
+            // Lent nodes (IGNORE_PARTITION_EXCLUSIVITY) check queues against the partition,
+            // not against the limits parents hand down.
+            room: (!s.calc.is_dominant() && offer.respect).then(|| cap.memory() - part.used.memory()),
+            queue: q,
+            apps_partition: if offer.respect { offer.partition } else { PartitionId::DEFAULT },
+            cap,
+            noted: false,
+        }
+    }
+
+    /// True when no child without a reservation can pass; notes the queue the first time.
+    fn check(&mut self, s: &mut CapacityScheduler, blocked: Option<Resource>) -> bool {
+        let Some(room) = self.room else { return false };
+        let blocked = blocked.unwrap_or(Resource::none());
+        if room - blocked.memory() > 0 {
+            return false;
+        }
+        if !self.noted {
+            self.noted = true;
+            s.note_queue_limit(self.queue, self.apps_partition, self.cap.saturating_sub(blocked));
+        }
+        true
+    }
 }
 
 impl CapacityScheduler {
@@ -130,17 +164,30 @@ impl CapacityScheduler {
     }
 
     /// The limit a queue works under on this offer (its maximum, and what its parent leaves
-    /// it), and its headroom under it; `Err(limit)` when it already uses all of it
-    /// (`canAssignToThisQueue`).
-    fn queue_limit(&self, q: QueueId, offer: Offer, limit: Resource) -> Result<(Resource, Resource), Resource> {
+    /// it), and its headroom under it (negative when over); `Err(limit)` when it already
+    /// uses all of it (`canAssignToThisQueue`), unless continue-looking could give back
+    /// `could_unreserve` and bring it under.
+    fn queue_limit(
+        &self,
+        q: QueueId,
+        offer: Offer,
+        limit: Resource,
+        could_unreserve: Resource,
+    ) -> Result<(Resource, Resource), Resource> {
+        let cluster = &self.cluster.total;
         let part = &self.q(q).parts[offer.partition.index()];
         let current = if offer.respect {
-            self.calc.min(&self.cluster.total, part.maximum, limit)
+            self.calc.min(cluster, part.maximum, limit)
         } else {
             self.cluster.partitions[offer.partition.index()].total
         };
-        if self.calc.ge(&self.cluster.total, &part.used, &current) {
-            return Err(current);
+        if self.calc.ge(cluster, &part.used, &current) {
+            let rescued = self.conf.reservations_continue_looking
+                && self.calc.gt(cluster, &could_unreserve, &Resource::none())
+                && self.calc.lt(cluster, &part.used.saturating_sub(could_unreserve), &current);
+            if !rescued {
+                return Err(current);
+            }
         }
         Ok((current, current.saturating_sub(part.used)))
     }
@@ -156,15 +203,26 @@ impl CapacityScheduler {
             return Outcome::NONE;
         }
         let t0 = self.clock_ns();
-        if self.queue_limit(q, offer, limit).is_err() {
+        // A parent may pass its limit by what is reserved under it (YARN reads the queue's
+        // reserved metric, which is the default partition's).
+        let reserved = self.q(q).parts[PartitionId::DEFAULT.index()].reserved;
+        if self.queue_limit(q, offer, limit, reserved).is_err() {
             self.phases.precheck_ns += self.clock_ns().saturating_sub(t0);
-            return Outcome::Nothing { queue_limit: true };
+            return Outcome::NONE;
         }
+        let mut blocked = None;
         if self.incremental() && offer.respect {
+            let mut shut = Shut::new(self, q, offer, limit);
             // Children that assign nothing change nothing, so the kept order stays valid.
             let mut after = None;
-            while let Some(k) = self.next_child(q, offer.partition, after.as_ref()) {
-                let outcome = self.assign_child(q, k.id, offer, limit, out);
+            loop {
+                let next = if shut.check(self, blocked) {
+                    self.next_reserving_child(q, offer.partition, after.as_ref())
+                } else {
+                    self.next_child(q, offer.partition, after.as_ref())
+                };
+                let Some(k) = next else { break };
+                let outcome = self.assign_child(q, k.id, offer, limit, &mut blocked, out);
                 if outcome.assigned() {
                     return outcome;
                 }
@@ -174,30 +232,40 @@ impl CapacityScheduler {
             let children = self.sorted_children(q, offer.partition, offer.respect);
             self.phases.children_skipped += (self.q(q).children.len() - children.len()) as u64;
             self.phases.ordering_ns += self.clock_ns().saturating_sub(t0);
+            // YARN's way, every child visited: the property tests hold the shortcut to it.
             for child in children {
-                let outcome = self.assign_child(q, child, offer, limit, out);
+                let outcome = self.assign_child(q, child, offer, limit, &mut blocked, out);
                 if outcome.assigned() {
                     return outcome;
                 }
             }
         }
-        Outcome::NONE
+        Outcome::Nothing { blocked }
     }
 
+    /// One child's turn; a QUEUE_LIMIT skip adds its headroom (at least none) to the
+    /// parent's `blocked`, which the limits of the children after it leave out.
     fn assign_child(
         &mut self,
         parent: QueueId,
         child: QueueId,
         offer: Offer,
         limit: Resource,
+        blocked: &mut Option<Resource>,
         out: &mut Vec<Decision>,
     ) -> Outcome {
-        let child_limit = self.child_limit(parent, child, limit, offer.partition);
-        if self.q(child).leaf {
+        let held_back = blocked.unwrap_or(Resource::none());
+        let child_limit = self.child_limit(parent, child, limit, held_back, offer.partition);
+        let outcome = if self.q(child).leaf {
             self.assign_leaf(child, offer, child_limit, out)
         } else {
             self.assign_parent(child, offer, child_limit, out)
+        };
+        if let Outcome::Nothing { blocked: Some(headroom) } = outcome {
+            let more = self.calc.max(&self.cluster.total, headroom, Resource::none());
+            *blocked = Some(held_back.saturating_add(more));
         }
+        outcome
     }
 
     /// The leaf's activated applications with something to ask in `p`, in its ordering
@@ -229,25 +297,24 @@ impl CapacityScheduler {
         self.q_mut(leaf).active = active;
     }
 
+    /// `LeafQueue.assignContainers`: the applications in order; each first passes the queue
+    /// limit (checked again per application only while continue-looking could use its
+    /// reservation) and its user's limit. An application skipped for the queue's headroom
+    /// ends the leaf's turn (QUEUE_LIMIT), one skipped otherwise lets the next one try.
     fn assign_leaf(&mut self, leaf: QueueId, offer: Offer, limit: Resource, out: &mut Vec<Decision>) -> Outcome {
         // Lent (non-exclusive) nodes serve default-partition asks.
         let p = if offer.respect { offer.partition } else { PartitionId::DEFAULT };
         if !self.wants(leaf, offer.partition, offer.respect) {
             return Outcome::NONE;
         }
-        let headroom = match self.queue_limit(leaf, offer, limit) {
-            Ok((_, headroom)) => headroom,
-            Err(current) => {
-                let reason = WaitReason::QueueMaxCapacity { queue: self.q(leaf).name.clone(), limit: current };
-                for a in self.sorted_apps(leaf, p) {
-                    self.apps[a.index()].wait = Some(reason.clone());
-                }
-                return Outcome::Nothing { queue_limit: true };
-            }
-        };
-        // Without user weights the limit is the same for every user of the leaf.
-        let user_limit = self.cached_user_limit(leaf, offer.partition, offer.respect);
+        // Without user weights the limit is the same for every user of the leaf; it is
+        // computed once an application passed the queue's check.
+        let mut user_limit = None;
+        let looking = self.conf.reservations_continue_looking;
+        let mut headroom = Resource::none();
+        let mut check_queue = true;
         let incremental = self.incremental();
+        let mut all_held = true;
         let sorted = if incremental { Vec::new() } else { self.sorted_apps(leaf, p) };
         let mut after = None;
         let mut i = 0;
@@ -262,16 +329,35 @@ impl CapacityScheduler {
                 a
             };
             self.phases.apps_tried += 1;
+            if check_queue {
+                let reserved = self.current_reservation(app);
+                match self.queue_limit(leaf, offer, limit, reserved) {
+                    Ok((_, room)) => headroom = room,
+                    Err(current) => {
+                        self.note_queue_limit(leaf, p, current);
+                        return Outcome::NONE;
+                    }
+                }
+                check_queue = looking && !reserved.is_none();
+            }
+            let user_limit =
+                *user_limit.get_or_insert_with(|| self.cached_user_limit(leaf, offer.partition, offer.respect));
             let (allowed, unreserve) = self.can_assign_to_user(leaf, app, &user_limit, offer.partition);
             if !allowed {
                 self.note_user_limit(leaf, app, offer.partition, user_limit);
                 continue;
             }
+            all_held = false;
             match self.assign_app(leaf, app, offer, headroom, unreserve, out) {
                 AppAnswer::Allocated(kind) => return Outcome::Allocated(kind),
                 AppAnswer::Reserved => return Outcome::Reserved,
+                AppAnswer::QueueSkipped => return Outcome::Nothing { blocked: Some(headroom) },
                 _ => continue,
             }
+        }
+        // Only under RESPECT (the kept orders' mode), where p is the apps' partition too.
+        if all_held && offer.respect && !self.q(leaf).parts[p.index()].all_users_held {
+            self.hold(leaf, p);
         }
         Outcome::NONE
     }
@@ -281,6 +367,7 @@ impl CapacityScheduler {
     fn note_user_limit(&mut self, leaf: QueueId, app: AppId, p: PartitionId, limit: Resource) {
         let a = &self.apps[app.index()];
         let used = self.queues[leaf.index()].users.at(a.user_slot).used[p.index()];
+        let seq = self.next_wait_seq();
         let a = &mut self.apps[app.index()];
         match &mut a.wait {
             Some(WaitReason::UserLimit { used: u, limit: l, .. }) => {
@@ -289,356 +376,6 @@ impl CapacityScheduler {
             }
             wait => *wait = Some(WaitReason::UserLimit { user: a.user.clone(), used, limit }),
         }
-    }
-
-    /// `RegularContainerAllocator.assignContainers` for a new container: the app's
-    /// priorities in order until one allocates, reserves or skips the app.
-    fn assign_app(
-        &mut self,
-        leaf: QueueId,
-        app: AppId,
-        offer: Offer,
-        headroom: Resource,
-        user_unreserve: Resource,
-        out: &mut Vec<Decision>,
-    ) -> AppAnswer {
-        for idx in 0..self.apps[app.index()].requests.len() {
-            let answer = self.assign_priority(leaf, app, idx, offer, headroom, user_unreserve, out);
-            if answer != AppAnswer::PrioritySkipped {
-                return answer;
-            }
-        }
-        AppAnswer::Skipped
-    }
-
-    /// `preCheckForNodeCandidateSet`, then the locality levels of one priority.
-    #[allow(clippy::too_many_arguments)]
-    fn assign_priority(
-        &mut self,
-        leaf: QueueId,
-        app: AppId,
-        idx: usize,
-        offer: Offer,
-        headroom: Resource,
-        user_unreserve: Resource,
-        out: &mut Vec<Decision>,
-    ) -> AppAnswer {
-        let a = &self.apps[app.index()];
-        let r = &a.requests[idx];
-        if r.any_count() <= 0 {
-            return AppAnswer::PrioritySkipped;
-        }
-        if !offer.respect && !a.unmanaged_am && !a.am_running {
-            return AppAnswer::Skipped;
-        }
-        let wanted_partition = if offer.respect { offer.partition } else { PartitionId::DEFAULT };
-        if r.label != wanted_partition {
-            return AppAnswer::PrioritySkipped;
-        }
-        let request_label = r.label;
-        let r = &mut self.apps[app.index()].requests[idx];
-        r.scheduling_opportunities += 1;
-        if request_label == PartitionId::DEFAULT {
-            r.missed_non_partitioned += 1;
-        }
-        if !offer.respect && (r.missed_non_partitioned as usize) < self.cluster.live_nodes as usize {
-            return AppAnswer::Skipped;
-        }
-        let (location, rack) = {
-            let n = self.cluster.node(offer.node);
-            (n.location, n.rack)
-        };
-        let r = &self.apps[app.index()].requests[idx];
-        // Node-local.
-        if let Some(&ask) = r.at(location) {
-            let answer =
-                self.assign_container(leaf, app, idx, ask, NodeType::NodeLocal, offer, headroom, user_unreserve, out);
-            if answer != AppAnswer::LocalitySkipped {
-                return answer;
-            }
-        }
-        let r = &self.apps[app.index()].requests[idx];
-        if let Some(&ask) = r.at(rack) {
-            if !r.can_delay_to(Some(rack)) {
-                return AppAnswer::PrioritySkipped;
-            }
-            if self.may_assign(app, idx, NodeType::RackLocal) {
-                let answer = self.assign_container(
-                    leaf,
-                    app,
-                    idx,
-                    ask,
-                    NodeType::RackLocal,
-                    offer,
-                    headroom,
-                    user_unreserve,
-                    out,
-                );
-                if answer != AppAnswer::LocalitySkipped {
-                    return answer;
-                }
-            }
-        }
-        let r = &self.apps[app.index()].requests[idx];
-        let Some(ask) = r.any.filter(|a| a.count > 0) else { return AppAnswer::PrioritySkipped };
-        if !r.can_delay_to(None) {
-            return AppAnswer::PrioritySkipped;
-        }
-        if !self.may_assign(app, idx, NodeType::OffSwitch) {
-            self.apps[app.index()].wait = Some(WaitReason::WaitingForLocality);
-            return AppAnswer::Skipped;
-        }
-        match self.assign_container(leaf, app, idx, ask, NodeType::OffSwitch, offer, headroom, user_unreserve, out) {
-            AppAnswer::LocalitySkipped => AppAnswer::Skipped,
-            other => other,
-        }
-    }
-
-    /// Delay scheduling (`canAssign` for rack-local and off-switch): missed opportunities
-    /// against `node-locality-delay` and `rack-locality-additional-delay`.
-    fn may_assign(&self, app: AppId, idx: usize, kind: NodeType) -> bool {
-        let r = &self.apps[app.index()].requests[idx];
-        let nodes = self.cluster.live_nodes as i64;
-        let missed = r.scheduling_opportunities as i64;
-        let node_delay = (self.conf.node_locality_delay as i64).min(nodes);
-        match kind {
-            NodeType::NodeLocal => true,
-            NodeType::RackLocal => node_delay < missed,
-            NodeType::OffSwitch => {
-                if nodes == 0 {
-                    return false;
-                }
-                let unique = r.unique_location_asks();
-                if unique == 1 {
-                    return true;
-                }
-                if self.conf.rack_locality_additional_delay > -1 {
-                    let delay = (self.conf.node_locality_delay as i64
-                        + self.conf.rack_locality_additional_delay as i64)
-                        .min(nodes);
-                    missed > delay
-                } else {
-                    let wait_factor = ((unique.saturating_sub(1)) as f32 / nodes as f32).min(1.0);
-                    let required = r.any_count() as f32;
-                    (nodes as f32).min(required * wait_factor) < missed as f32
-                }
-            }
-        }
-    }
-
-    /// `shouldAllocOrReserveNewContainer`: reservations already held at this key, weighed
-    /// by how often they were re-reserved, must leave an ask uncovered.
-    fn should_allocate_or_reserve(&self, leaf: QueueId, app: AppId, idx: usize, required: &Resource) -> bool {
-        let a = &self.apps[app.index()];
-        let r = &a.requests[idx];
-        let outstanding = r.any_count() as i64;
-        let reserved = a.reservations.iter().filter(|h| h.priority == r.priority).count() as i64;
-        let mut starvation = 0i64;
-        if reserved > 0 {
-            let max = self.maximum_allocation(leaf);
-            let node_factor = self.calc.ratio(required, &max);
-            let min_factor = self.calc.ratio(&max.saturating_sub(self.props.minimum_allocation), &max);
-            starvation = ((r.re_reservations as f32 / reserved as f32) * (1.0 - node_factor.min(min_factor))) as i64;
-        }
-        starvation + outstanding - reserved > 0
-    }
-
-    /// `assignContainer`: allocate if the node has room (unreserving elsewhere when limits
-    /// or held reservations require it), else reserve the node.
-    #[allow(clippy::too_many_arguments)]
-    fn assign_container(
-        &mut self,
-        leaf: QueueId,
-        app: AppId,
-        idx: usize,
-        ask: LocalityAsk,
-        kind: NodeType,
-        offer: Offer,
-        headroom: Resource,
-        user_unreserve: Resource,
-        out: &mut Vec<Decision>,
-    ) -> AppAnswer {
-        let capability = ask.capability;
-        let n = self.cluster.node(offer.node);
-        if !self.calc.le(&self.cluster.total, &capability, &n.total) {
-            self.apps[app.index()].wait = Some(WaitReason::LargerThanNode { request: capability });
-            return AppAnswer::LocalitySkipped;
-        }
-        let fits = self.calc.available_containers(&n.unallocated(), &capability) > 0;
-        let should = self.should_allocate_or_reserve(leaf, app, idx, &capability);
-        let need = self.calc.max(&self.cluster.total, capability.saturating_sub(headroom), user_unreserve);
-        let need_unreserve = self.calc.any_above_zero(&need);
-        let looking = self.conf.reservations_continue_looking;
-        if fits {
-            let mut give_back = None;
-            if looking && (!should || need_unreserve) {
-                let needed = if need_unreserve { need } else { capability };
-                match self.node_to_unreserve(app, idx, &needed) {
-                    Some(node) => give_back = Some(node),
-                    None => {
-                        self.apps[app.index()].wait = Some(if need_unreserve {
-                            WaitReason::QueueMaxCapacity { queue: self.q(leaf).name.clone(), limit: headroom }
-                        } else {
-                            WaitReason::NodeFull { request: capability }
-                        });
-                        return AppAnswer::LocalitySkipped;
-                    }
-                }
-            }
-            let released = give_back.map_or(Resource::none(), |node| {
-                self.apps[app.index()]
-                    .reservations
-                    .iter()
-                    .find(|h| h.node == node)
-                    .map_or(Resource::none(), |h| h.resource)
-            });
-            if !self.accept(leaf, &capability, &released, offer) {
-                self.apps[app.index()].wait =
-                    Some(WaitReason::QueueMaxCapacity { queue: self.q(leaf).name.clone(), limit: headroom });
-                return AppAnswer::LocalitySkipped;
-            }
-            if let Some(node) = give_back {
-                self.unreserve(app, node);
-                out.push(Decision::Unreserved { app, node });
-            }
-            let container = self.allocate(app, idx, offer.node, kind, capability, None);
-            self.reset_opportunities(app, idx, kind, offer.partition);
-            out.push(Decision::Allocated { app, container, node: offer.node });
-            AppAnswer::Allocated(kind)
-        } else if should {
-            if looking && need_unreserve {
-                self.apps[app.index()].wait =
-                    Some(WaitReason::QueueMaxCapacity { queue: self.q(leaf).name.clone(), limit: headroom });
-                return AppAnswer::LocalitySkipped;
-            }
-            if !self.accept(leaf, &capability, &Resource::none(), offer) {
-                return AppAnswer::LocalitySkipped;
-            }
-            let priority = self.apps[app.index()].requests[idx].priority;
-            self.reserve(app, offer.node, priority, capability);
-            self.reset_opportunities(app, idx, kind, offer.partition);
-            self.apps[app.index()].wait = Some(WaitReason::Reserved { request: capability });
-            out.push(Decision::Reserved { app, node: offer.node });
-            AppAnswer::Reserved
-        } else {
-            self.apps[app.index()].wait = Some(WaitReason::NodeFull { request: capability });
-            AppAnswer::LocalitySkipped
-        }
-    }
-
-    /// `getNodeIdToUnreserve`: the first of the app's reservations at this key that frees
-    /// at least `needed`.
-    fn node_to_unreserve(&self, app: AppId, idx: usize, needed: &Resource) -> Option<NodeId> {
-        let a = &self.apps[app.index()];
-        let priority = a.requests[idx].priority;
-        a.reservations.iter().find(|h| h.priority == priority && self.calc.fits_in(needed, &h.resource)).map(|h| h.node)
-    }
-
-    /// The commit's check (`AbstractCSQueue.accept`): no queue on the path goes past its
-    /// maximum (the partition, when lent).
-    fn accept(&self, leaf: QueueId, required: &Resource, released: &Resource, offer: Offer) -> bool {
-        let p = offer.partition.index();
-        let partition_total = self.cluster.partitions[p].total;
-        self.path_to_root(leaf).all(|q| {
-            let part = &self.q(q).parts[p];
-            let max = if offer.respect { part.maximum } else { partition_total };
-            self.calc.fits_in(&part.used.saturating_add(*required).saturating_sub(*released), &max)
-        })
-    }
-
-    /// Create the container: asks decremented by locality.
-    fn allocate(
-        &mut self,
-        app: AppId,
-        idx: usize,
-        node: NodeId,
-        kind: NodeType,
-        capability: Resource,
-        seq: Option<u32>,
-    ) -> ContainerId {
-        let (location, rack) = {
-            let n = self.cluster.node(node);
-            (n.location, n.rack)
-        };
-        let r = &mut self.apps[app.index()].requests[idx];
-        let priority = r.priority;
-        let label = r.label;
-        let mut dec = |loc| {
-            if let Some(ask) = r.locations.get_mut(&loc) {
-                ask.count -= 1;
-                if ask.count <= 0 {
-                    r.locations.remove(&loc);
-                }
-            }
-        };
-        match kind {
-            NodeType::NodeLocal => {
-                dec(location);
-                dec(rack);
-            }
-            NodeType::RackLocal => dec(rack),
-            NodeType::OffSwitch => {}
-        }
-        r.re_reservations = 0;
-        if let Some(any) = r.any.filter(|a| a.count > 0) {
-            self.set_any(app, idx, Some(LocalityAsk { count: any.count - 1, ..any }), label);
-        }
-        let a = &self.apps[app.index()];
-        let is_am = !a.am_running && !a.unmanaged_am;
-        let container = self.start_container(app, node, capability, priority, is_am, label, seq);
-        self.apps[app.index()].wait = None;
-        self.counters.containers_allocated += 1;
-        container
-    }
-
-    /// After a first allocation or reservation at a key (`doAllocation`): delay scheduling
-    /// starts over unless it went off-switch (or rack-local without the full reset), and a
-    /// default-partition node restarts the wait before lending labelled nodes.
-    fn reset_opportunities(&mut self, app: AppId, idx: usize, kind: NodeType, partition: PartitionId) {
-        let full_reset = self.conf.rack_locality_full_reset;
-        let r = &mut self.apps[app.index()].requests[idx];
-        if kind == NodeType::NodeLocal || (kind == NodeType::RackLocal && full_reset) {
-            r.scheduling_opportunities = 0;
-        }
-        if partition == PartitionId::DEFAULT {
-            r.missed_non_partitioned = 0;
-        }
-    }
-
-    /// The node's reservation first (`allocateFromReservedContainer`): allocate it if the
-    /// node now has room, re-reserve if not, drop it when nothing is asked at its key any
-    /// more. No limit applies, as in YARN.
-    fn allocate_reserved(&mut self, node: NodeId, app: AppId, priority: i32, out: &mut Vec<Decision>) {
-        let Some(idx) =
-            self.apps[app.index()].request(priority).filter(|&i| self.apps[app.index()].requests[i].any_count() > 0)
-        else {
-            self.unreserve(app, node);
-            out.push(Decision::Unreserved { app, node });
-            return;
-        };
-        let (location, rack) = {
-            let n = self.cluster.node(node);
-            (n.location, n.rack)
-        };
-        let r = &self.apps[app.index()].requests[idx];
-        let (ask, kind) = if let Some(&a) = r.at(location) {
-            (a, NodeType::NodeLocal)
-        } else if let Some(&a) = r.at(rack) {
-            (a, NodeType::RackLocal)
-        } else {
-            (r.any.expect("a request with a count has a * ask"), NodeType::OffSwitch)
-        };
-        let n = self.cluster.node(node);
-        if !self.calc.le(&self.cluster.total, &ask.capability, &n.total) {
-            return;
-        }
-        if self.calc.available_containers(&n.unallocated(), &ask.capability) > 0 {
-            let seq = self.cluster.node(node).reservation.map(|r| r.seq);
-            self.unreserve(app, node);
-            let container = self.allocate(app, idx, node, kind, ask.capability, seq);
-            out.push(Decision::Allocated { app, container, node });
-        } else {
-            self.apps[app.index()].requests[idx].re_reservations += 1;
-        }
+        a.wait_seq = seq;
     }
 }

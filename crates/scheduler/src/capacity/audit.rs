@@ -9,7 +9,7 @@ use fairloom_model::Resource;
 use super::state::CsUser;
 use super::CapacityScheduler;
 use crate::audit::{check, Mismatch};
-use crate::ids::{AppId, QueueId};
+use crate::ids::AppId;
 
 /// One queue's aggregates in one partition, recomputed.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -66,12 +66,12 @@ impl CapacityScheduler {
         let mut active_users = vec![0u32; self.queues.len()];
         for (i, users) in users.iter_mut().enumerate() {
             for u in users.values_mut() {
-                for p in 0..nparts {
+                for (p, part) in parts[i].iter_mut().enumerate() {
                     let total = self.cluster.partitions[p].total;
                     u.ratio[p] = super::apps::share_of(&self.calc, &u.used[p], &total);
-                    parts[i][p].usage_ratio += u.ratio[p];
+                    part.usage_ratio += u.ratio[p];
                     if u.is_active() {
-                        parts[i][p].active_used.add_assign(u.used[p]);
+                        part.active_used.add_assign(u.used[p]);
                     }
                 }
                 active_users[i] += u32::from(u.is_active());
@@ -117,6 +117,8 @@ impl CapacityScheduler {
             }
             check(&mut out, || format!("app {} reserved", a.name), &a.reserved, &reserved);
             if let Some(q) = a.queue.filter(|_| a.is_alive()) {
+                let named = self.q(q).users.slot(&a.user);
+                check(&mut out, || format!("app {} user slot", a.name), named, Some(a.user_slot));
                 let listed = if a.activated { &self.q(q).active } else { &self.q(q).waiting };
                 check(
                     &mut out,
@@ -146,18 +148,16 @@ impl CapacityScheduler {
                 check(&mut out, || format!("queue {} usage ratio [{label}]", q.name), drift, false);
             }
             check(&mut out, || format!("queue {} users", q.name), &q.users.to_map(), &fresh.users[i]);
-            for (a, app) in
-                self.apps.iter().enumerate().filter(|(_, x)| x.is_alive() && x.queue == Some(QueueId(i as u32)))
-            {
-                let named = q.users.slot(&app.user);
-                check(&mut out, || format!("app {} user slot", app.name), named, Some(self.apps[a].user_slot));
-            }
             check(&mut out, || format!("queue {} active users", q.name), q.active_users, fresh.active_users[i]);
         }
         let (children, apps) = self.fresh_orders();
         for (parent, p, sorted) in children {
             let kept: Vec<_> = self.q(parent).parts[p.index()].members.iter().map(|k| k.id).collect();
+            let reserving: Vec<_> = self.q(parent).parts[p.index()].reserving.iter().map(|k| k.id).collect();
+            let fresh_reserving: Vec<_> = sorted.iter().copied().filter(|&c| self.may_unreserve(c, p)).collect();
             check(&mut out, || format!("queue {} order of children [{}]", self.q(parent).name, p.0), kept, sorted);
+            let what = || format!("queue {} reserving children [{}]", self.q(parent).name, p.0);
+            check(&mut out, what, reserving, fresh_reserving);
         }
         for (leaf, p, sorted) in apps {
             let kept: Vec<_> = self.q(leaf).parts[p.index()].apps.iter().map(|k| k.app).collect();

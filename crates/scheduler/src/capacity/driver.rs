@@ -156,7 +156,7 @@ impl Scheduler for CapacityScheduler {
             pending: a.total_pending(),
             preempted: a.preempted,
             preemption_marked: a.marked,
-            wait: a.wait.as_ref(),
+            wait: self.wait_reason(app),
         }
     }
 

@@ -3,6 +3,7 @@
 //! in fifo or fair order, user limits, AM limits with pending activation, reservations and
 //! delay scheduling), and `ProportionalCapacityPreemptionPolicy` run from `update`.
 
+mod allocator;
 mod apps;
 mod assign;
 mod audit;
@@ -13,6 +14,7 @@ pub mod preempt;
 mod queues;
 pub mod state;
 mod users;
+mod waits;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -81,6 +83,8 @@ pub struct CapacityScheduler {
     pub(crate) groups: BTreeMap<String, Vec<String>>,
     pub(crate) monitor: preempt::Monitor,
     pub(crate) cluster_timestamp: i64,
+    /// Orders the waits recorded on applications and the limit notes on queues.
+    pub(crate) wait_seq: u64,
     pub counters: Counters,
     pub phases: PhaseTimes,
     pub(crate) phase_clock: Option<Box<dyn PhaseClock>>,
@@ -104,6 +108,7 @@ impl Clone for CapacityScheduler {
             groups: self.groups.clone(),
             monitor: self.monitor.clone(),
             cluster_timestamp: self.cluster_timestamp,
+            wait_seq: self.wait_seq,
             counters: self.counters.clone(),
             phases: self.phases.clone(),
             phase_clock: None,
@@ -145,6 +150,7 @@ impl CapacityScheduler {
             groups: BTreeMap::new(),
             monitor: preempt::Monitor::default(),
             cluster_timestamp: 0,
+            wait_seq: 0,
             counters: Counters::default(),
             phases: PhaseTimes::default(),
             phase_clock: None,

@@ -13,6 +13,9 @@ use fairloom_config::capacity::{AppOrdering, QueueOrdering};
 use super::CapacityScheduler;
 use crate::ids::{AppId, PartitionId, QueueId};
 
+/// One kept order: its owner, partition and members.
+pub(crate) type Order<T> = (QueueId, PartitionId, Vec<T>);
+
 /// A float as an integer that orders the same way (`total_cmp`).
 fn ordered(x: f32) -> u32 {
     let b = x.to_bits();
@@ -89,18 +92,49 @@ impl CapacityScheduler {
         AppKey { major, submission: a.yarn_id.id, app }
     }
 
-    /// Put `q` where it belongs in its parent's order for partition `p` (or take it out when
-    /// it has nothing pending there or may not use the partition).
+    /// Whether `q` belongs in its parent's kept order for partition `p`: a leaf that has
+    /// something pending there and whose apps are not all held by the user limit, a parent
+    /// with such a child.
+    pub(crate) fn is_member(&self, q: QueueId, p: PartitionId) -> bool {
+        let queue = &self.queues[q.index()];
+        if queue.leaf {
+            self.wants(q, p, true) && !queue.parts[p.index()].held()
+        } else {
+            queue.parts[p.index()].accessible && !queue.parts[p.index()].members.is_empty()
+        }
+    }
+
+    /// Put `q` where it belongs in its parent's order for partition `p` (or take it out).
     pub(crate) fn refresh_queue_key(&mut self, q: QueueId, p: PartitionId) {
         let Some(parent) = self.queues[q.index()].parent else { return };
         let old = self.queues[q.index()].parts[p.index()].key.take();
         if let Some(k) = old {
-            self.queues[parent.index()].parts[p.index()].members.remove(&k);
+            let pp = &mut self.queues[parent.index()].parts[p.index()];
+            pp.members.remove(&k);
+            pp.reserving.remove(&k);
         }
-        if self.wants(q, p, true) {
+        if self.is_member(q, p) {
             let k = self.child_key(q, p, self.queues[q.index()].index_in_parent as usize);
-            self.queues[parent.index()].parts[p.index()].members.insert(k);
+            let reserving = self.may_unreserve(q, p);
+            let pp = &mut self.queues[parent.index()].parts[p.index()];
+            pp.members.insert(k);
+            if reserving {
+                pp.reserving.insert(k);
+            }
             self.queues[q.index()].parts[p.index()].key = Some(k);
+        }
+    }
+
+    /// Whether `q` could pass its queue check over its limit by giving back a reservation
+    /// (continue-looking reads default-partition reservations in every partition): a leaf
+    /// checks its first application in `p`'s order, the one it tries first; a parent
+    /// whatever is reserved under it.
+    pub(crate) fn may_unreserve(&self, q: QueueId, p: PartitionId) -> bool {
+        let queue = &self.queues[q.index()];
+        if queue.leaf {
+            queue.parts[p.index()].apps.first().is_some_and(|k| self.current_reservation(k.app).memory() > 0)
+        } else {
+            queue.parts[PartitionId::DEFAULT.index()].reserved.memory() > 0
         }
     }
 
@@ -119,6 +153,7 @@ impl CapacityScheduler {
         let ordered = self.apps[app.index()].activated && self.apps[app.index()].is_alive();
         let key = ordered.then(|| self.app_key(app));
         for p in 0..self.nparts() {
+            let head_was = self.may_unreserve(leaf, PartitionId(p as u32));
             let old = self.apps[app.index()].keys[p].take();
             if let Some(k) = old {
                 self.queues[leaf.index()].parts[p].apps.remove(&k);
@@ -126,8 +161,44 @@ impl CapacityScheduler {
             if let Some(k) = key.filter(|_| self.apps[app.index()].pending[p].any_positive()) {
                 self.queues[leaf.index()].parts[p].apps.insert(k);
                 self.apps[app.index()].keys[p] = Some(k);
+                if old.is_none() {
+                    // A newcomer may be free of the limit that holds the others.
+                    self.unhold(leaf, PartitionId(p as u32));
+                }
+            }
+            // A new first application may change whether the leaf can unreserve.
+            if self.may_unreserve(leaf, PartitionId(p as u32)) != head_was {
+                self.refresh_path(leaf, PartitionId(p as u32));
             }
         }
+    }
+
+    /// The leaf's user limit may have changed (or an app joined): it is computed again at
+    /// the next visit, and a leaf that was held comes back into its parent's order.
+    pub(crate) fn unhold(&mut self, leaf: QueueId, p: PartitionId) {
+        let part = &mut self.queues[leaf.index()].parts[p.index()];
+        let was_held = part.held();
+        part.forget_user_limit();
+        if was_held {
+            self.refresh_path(leaf, p);
+        }
+    }
+
+    /// What the hold on `leaf` in `p` rested on changed, its user limit did not: the leaf
+    /// comes back into its parent's order, the limit stays cached.
+    pub(crate) fn release_hold(&mut self, leaf: QueueId, p: PartitionId) {
+        let part = &mut self.queues[leaf.index()].parts[p.index()];
+        if part.held() {
+            part.all_users_held = false;
+            self.refresh_path(leaf, p);
+        }
+    }
+
+    /// The last walk found every app of `leaf` held by its user limit: the leaf leaves the
+    /// kept orders until something could free one.
+    pub(crate) fn hold(&mut self, leaf: QueueId, p: PartitionId) {
+        self.queues[leaf.index()].parts[p.index()].all_users_held = true;
+        self.refresh_path(leaf, p);
     }
 
     /// Take `app` out of every order (it leaves its leaf).
@@ -145,27 +216,43 @@ impl CapacityScheduler {
         for q in &mut self.queues {
             for part in &mut q.parts {
                 part.members.clear();
+                part.reserving.clear();
                 part.apps.clear();
                 part.key = None;
-                part.user_limit_cache = None;
+                part.forget_user_limit();
             }
         }
         for a in &mut self.apps {
             a.keys = vec![None; a.pending.len()];
         }
-        for i in 0..self.queues.len() {
+        for i in 0..self.apps.len() {
+            self.refresh_app_keys(AppId(i as u32));
+        }
+        // Children before parents: a parent's membership follows from its children's.
+        for i in (0..self.queues.len()).rev() {
             for p in 0..self.nparts() {
                 self.refresh_queue_key(QueueId(i as u32), PartitionId(p as u32));
             }
-        }
-        for i in 0..self.apps.len() {
-            self.refresh_app_keys(AppId(i as u32));
         }
     }
 
     /// The child after `after` (or the first) in `parent`'s order for partition `p`.
     pub(crate) fn next_child(&self, parent: QueueId, p: PartitionId, after: Option<&ChildKey>) -> Option<ChildKey> {
         let set = &self.queues[parent.index()].parts[p.index()].members;
+        match after {
+            None => set.first().copied(),
+            Some(k) => set.range((std::ops::Bound::Excluded(*k), std::ops::Bound::Unbounded)).next().copied(),
+        }
+    }
+
+    /// The reserving child after `after` (or the first) in `parent`'s order for partition `p`.
+    pub(crate) fn next_reserving_child(
+        &self,
+        parent: QueueId,
+        p: PartitionId,
+        after: Option<&ChildKey>,
+    ) -> Option<ChildKey> {
+        let set = &self.queues[parent.index()].parts[p.index()].reserving;
         match after {
             None => set.first().copied(),
             Some(k) => set.range((std::ops::Bound::Excluded(*k), std::ops::Bound::Unbounded)).next().copied(),
@@ -183,9 +270,7 @@ impl CapacityScheduler {
 
     /// Every order as a fresh sort would give it: (parent, partition, children) and
     /// (leaf, partition, apps). The auditor compares these with the kept orders.
-    pub(crate) fn fresh_orders(
-        &self,
-    ) -> (Vec<(QueueId, PartitionId, Vec<QueueId>)>, Vec<(QueueId, PartitionId, Vec<AppId>)>) {
+    pub(crate) fn fresh_orders(&self) -> (Vec<Order<QueueId>>, Vec<Order<AppId>>) {
         let mut children = Vec::new();
         let mut apps = Vec::new();
         for (id, q) in self.queues() {
@@ -193,10 +278,22 @@ impl CapacityScheduler {
                 if q.leaf {
                     apps.push((id, p, self.sorted_apps(id, p)));
                 } else {
-                    children.push((id, p, self.sorted_children(id, p, true)));
+                    let members: Vec<QueueId> =
+                        self.sorted_children(id, p, true).into_iter().filter(|&c| self.fresh_member(c, p)).collect();
+                    children.push((id, p, members));
                 }
             }
         }
         (children, apps)
+    }
+
+    /// [`Self::is_member`] recomputed down the subtree (for the auditor).
+    fn fresh_member(&self, q: QueueId, p: PartitionId) -> bool {
+        let queue = &self.queues[q.index()];
+        if queue.leaf {
+            self.wants(q, p, true) && !queue.parts[p.index()].held()
+        } else {
+            queue.parts[p.index()].accessible && queue.children.iter().any(|&c| self.fresh_member(c, p))
+        }
     }
 }

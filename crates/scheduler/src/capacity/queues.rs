@@ -320,18 +320,20 @@ impl CapacityScheduler {
             && self.calc.positive(&self.cluster.total, &part.pending)
     }
 
-    /// `getResourceLimitsOfChild`: the parent's limit (capped by its maximum) less what the
-    /// parent uses, plus what the child uses, rounded down to the minimum allocation.
+    /// `getResourceLimitsOfChild`: the parent's limit (capped by its maximum) less the
+    /// headroom its earlier children were blocked on and what the parent uses, plus what
+    /// the child uses, rounded down to the minimum allocation.
     pub(crate) fn child_limit(
         &self,
         parent: QueueId,
         child: QueueId,
         parent_limit: Resource,
+        blocked: Resource,
         p: PartitionId,
     ) -> Resource {
         let pp = &self.queues[parent.index()].parts[p.index()];
         let capped = self.calc.min(&self.cluster.total, parent_limit, pp.maximum);
-        let available = capped.saturating_sub(pp.used);
+        let available = capped.saturating_sub(blocked).saturating_sub(pp.used);
         let limit = available.saturating_add(self.queues[child.index()].parts[p.index()].used);
         self.calc.round_down(&limit, &self.props.minimum_allocation)
     }
@@ -342,7 +344,7 @@ impl CapacityScheduler {
         let path: Vec<QueueId> = self.path_to_root(q).collect();
         let mut limit = self.cluster.partitions[p.index()].total;
         for w in path.windows(2).rev() {
-            limit = self.child_limit(w[1], w[0], limit, p);
+            limit = self.child_limit(w[1], w[0], limit, Resource::none(), p);
         }
         self.calc.min(&self.cluster.total, self.queues[q.index()].parts[p.index()].maximum, limit)
     }

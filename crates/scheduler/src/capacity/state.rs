@@ -46,12 +46,23 @@ pub struct QueuePart {
     pub key: Option<super::order::ChildKey>,
     /// Parents: the children with pending demand here, in the ordering policy's order.
     pub members: std::collections::BTreeSet<super::order::ChildKey>,
+    /// Parents: those of `members` holding a default-partition reservation, the only ones
+    /// a parent over its limit can let through (continue-looking).
+    pub reserving: std::collections::BTreeSet<super::order::ChildKey>,
     /// Leaves: the activated applications with pending demand here, in the ordering policy's order.
     pub apps: std::collections::BTreeSet<super::order::AppKey>,
-    /// Leaves: the user limit last computed here, and for which scheduling mode (respect
-    /// exclusivity or not); cleared whenever what it depends on changes (YARN's
+    /// Leaves: the user limit last computed here, per scheduling mode (`[ignore, respect]`
+    /// partition exclusivity); cleared whenever what it depends on changes (YARN's
     /// `userLimitNeedsRecompute`).
-    pub user_limit_cache: Option<(bool, Resource)>,
+    pub user_limit_cache: [Option<Resource>; 2],
+    /// The last time (a number from the scheduler's wait sequence) this queue was found at
+    /// its limit by a walk in this partition, and that limit: every application under it
+    /// that recorded nothing newer waits for it.
+    pub limit_note: Option<(u64, Resource)>,
+    /// Leaves: the last RESPECT walk found every application here held by the cached user
+    /// limit. Nothing that could free one has happened since while the cache stands and no
+    /// app joined the order, so the leaf stays out of its parent's kept order.
+    pub all_users_held: bool,
 }
 
 /// One user of a leaf queue.
@@ -186,6 +197,19 @@ pub struct CsQueue {
     pub removed: bool,
 }
 
+impl QueuePart {
+    /// Every app here was held by the user limit still cached for this mode.
+    pub fn held(&self) -> bool {
+        self.all_users_held && self.user_limit_cache[1].is_some()
+    }
+
+    /// Forget the user limits (what they depend on changed) and with them the hold.
+    pub fn forget_user_limit(&mut self) {
+        self.user_limit_cache = [None; 2];
+        self.all_users_held = false;
+    }
+}
+
 impl CsQueue {
     pub fn part(&self, p: PartitionId) -> &QueuePart {
         &self.parts[p.index()]
@@ -292,7 +316,10 @@ pub struct CsApp {
     pub keys: Vec<Option<super::order::AppKey>>,
     pub preempted: u32,
     pub marked: u32,
+    /// Why the app waits, as last recorded, and when (the scheduler's wait sequence): read
+    /// through `CapacityScheduler::wait_reason`, which also weighs newer queue notes.
     pub wait: Option<WaitReason>,
+    pub wait_seq: u64,
 }
 
 impl CsApp {

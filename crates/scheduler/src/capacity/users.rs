@@ -33,13 +33,12 @@ impl CapacityScheduler {
     /// [`Self::user_limit`], computed once until the leaf's usage, its active users, the
     /// capacities or the cluster change.
     pub(crate) fn cached_user_limit(&mut self, leaf: QueueId, p: PartitionId, respect: bool) -> Resource {
-        if let Some((mode, limit)) = self.queues[leaf.index()].parts[p.index()].user_limit_cache {
-            if mode == respect {
-                return limit;
-            }
+        let mode = usize::from(respect);
+        if let Some(limit) = self.queues[leaf.index()].parts[p.index()].user_limit_cache[mode] {
+            return limit;
         }
         let limit = self.user_limit(leaf, p, respect);
-        self.queues[leaf.index()].parts[p.index()].user_limit_cache = Some((respect, limit));
+        self.queues[leaf.index()].parts[p.index()].user_limit_cache[mode] = Some(limit);
         limit
     }
 
@@ -103,7 +102,7 @@ impl CapacityScheduler {
             return (true, Resource::none());
         }
         if self.conf.reservations_continue_looking {
-            let reserved = a.reserved.iter().fold(Resource::none(), |acc, r| acc.saturating_add(*r));
+            let reserved = self.current_reservation(app);
             if self.calc.le(cluster, &u.used[0].saturating_sub(reserved), limit) {
                 return (true, u.used[p.index()].saturating_sub(*limit));
             }
@@ -124,9 +123,15 @@ impl CapacityScheduler {
         self.calc.multiply_and_normalize_up(&usable, part.max_am_percent as f64, &step)
     }
 
+    /// `getCurrentReservation`: what the app holds reserved in the default partition, which
+    /// continue-looking may give back.
+    pub(crate) fn current_reservation(&self, app: AppId) -> Resource {
+        self.apps[app.index()].reserved[PartitionId::DEFAULT.index()]
+    }
+
     /// A user's AM limit in partition `p`: the user's share (`minimum-user-limit-percent`, or
-    /// one of the users) of the guarantee's AM percent, × `user-limit-factor`, at most the
-    /// queue's AM limit.
+    /// one of the users) of the guarantee's AM percent, × `user-limit-factor` (-1: the whole
+    /// AM percent), at most the queue's AM limit.
     pub fn user_am_limit(&self, leaf: QueueId, p: PartitionId) -> Resource {
         let q = self.q(leaf);
         let part = q.part(p);
@@ -135,7 +140,12 @@ impl CapacityScheduler {
         let effective = (q.settings.min_user_limit_percent / 100.0).max(1.0 / users).min(1.0);
         let partition = self.cluster.partitions[p.index()].total;
         let guarantee = self.calc.multiply_and_normalize_up(&partition, part.abs_capacity as f64, &step);
-        let factor = part.max_am_percent * effective * q.settings.user_limit_factor;
+        // A factor of -1 lifts the user limit: the user may take the queue's whole AM share.
+        let factor = if q.settings.user_limit_factor == -1.0 {
+            part.max_am_percent
+        } else {
+            part.max_am_percent * effective * q.settings.user_limit_factor
+        };
         let limit = self.calc.multiply_and_normalize_up(&guarantee, factor as f64, &step);
         self.calc.min(&self.cluster.total, limit, self.am_limit(leaf, p))
     }
@@ -146,7 +156,7 @@ impl CapacityScheduler {
     pub(crate) fn activate(&mut self, leaf: QueueId) {
         if !self.calc.positive(&self.cluster.total, &self.cluster.total) {
             for &a in &self.q(leaf).waiting.clone() {
-                self.apps[a.index()].wait = Some(WaitReason::ClusterEmpty);
+                self.set_wait(a, Some(WaitReason::ClusterEmpty));
             }
             return;
         }
@@ -169,15 +179,17 @@ impl CapacityScheduler {
             let exempt = q.active.is_empty() || !self.calc.positive(&cluster, &am_used);
             if !exempt && !self.calc.le(&cluster, &am_used.saturating_add(am), &limit) {
                 let queue = q.name.clone();
-                self.apps[app.index()].wait = Some(WaitReason::QueueAmLimit { queue, am_used, request: am, limit });
+                self.set_wait(app, Some(WaitReason::QueueAmLimit { queue, am_used, request: am, limit }));
                 continue;
             }
             let user_limit = *user_am_limits.entry(p).or_insert_with(|| self.user_am_limit(leaf, p));
             let slot = self.apps[app.index()].user_slot;
             let user_am = self.q(leaf).users.at(slot).am_used[p.index()];
             if !exempt && !self.calc.le(&cluster, &user_am.saturating_add(am), &user_limit) {
-                self.apps[app.index()].wait =
-                    Some(WaitReason::UserAmLimit { user, am_used: user_am, request: am, limit: user_limit });
+                self.set_wait(
+                    app,
+                    Some(WaitReason::UserAmLimit { user, am_used: user_am, request: am, limit: user_limit }),
+                );
                 continue;
             }
             self.make_active(leaf, app);
@@ -185,10 +197,10 @@ impl CapacityScheduler {
     }
 
     fn make_active(&mut self, leaf: QueueId, app: AppId) {
+        self.set_wait(app, None);
         let a = &mut self.apps[app.index()];
         let (am, p, slot) = (a.am_resource, a.am_partition, a.user_slot);
         a.activated = true;
-        a.wait = None;
         if a.unmanaged_am || a.am_running {
             a.state = AppState::Running;
         }

@@ -123,7 +123,7 @@ impl Scheduler for FairScheduler {
             pending: a.pending,
             preempted: a.preempted,
             preemption_marked: a.marked,
-            wait: a.wait.as_ref(),
+            wait: a.wait.as_ref().map(std::borrow::Cow::Borrowed),
         }
     }
 

@@ -198,6 +198,7 @@ fn capacity_queue_json(s: &CapacityScheduler, id: QueueId) -> Value {
         o["am_usage"] = r(&part.am_used);
         o["am_limit"] = r(&s.am_limit(id, PartitionId::DEFAULT));
         o["user_limit"] = r(&s.user_limit(id, PartitionId::DEFAULT, true));
+        o["user_am_limit"] = r(&s.user_am_limit(id, PartitionId::DEFAULT));
     }
     o
 }
@@ -234,7 +235,7 @@ fn observe_capacity(
                 "user": a.user,
                 "preempted": a.preempted,
                 "preemption_marked": a.marked,
-                "wait_reason": if alive { a.wait.as_ref().map(ToString::to_string) } else { None },
+                "wait_reason": if alive { s.wait_reason(id).map(|w| w.to_string()) } else { None },
             }),
         );
     }
