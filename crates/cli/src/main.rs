@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 mod am;
+mod capacities;
 mod preempt;
 mod preempt_capacity;
 mod shares;

@@ -79,7 +79,7 @@ pub fn run(s: &CapacityScheduler, now: i64, as_json: bool) -> Result<ExitCode> {
         if q.leaf && q.in_dead_zone && q.to_preempt.any_positive() {
             flags.push("dead zone");
         }
-        let partition = if q.partition.is_empty() { "\"\"" } else { q.partition.as_str() };
+        let partition = if q.partition.is_empty() { "default" } else { q.partition.as_str() };
         crate::outln!(
             "{:<28} {:<9} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {}",
             q.queue,

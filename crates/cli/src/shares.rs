@@ -1,4 +1,5 @@
-//! `fairloom shares`: the queue tree with weights, limits and both kinds of fair share.
+//! `fairloom shares`: the queue tree with weights, limits and both kinds of fair share; on a
+//! capacity-scheduler.xml, the effective capacities (`crate::capacities`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,48 +17,65 @@ const EXAMPLE: &str = include_str!("../../../examples/fair-scheduler.xml");
 
 #[derive(clap::Args)]
 pub struct SharesArgs {
-    /// fair-scheduler.xml (default: the built-in example, examples/fair-scheduler.xml)
-    allocations: Option<PathBuf>,
+    /// fair-scheduler.xml or capacity-scheduler.xml (default: the built-in example of the
+    /// scheduler, examples/fair-scheduler.xml or examples/capacity-scheduler.xml)
+    file: Option<PathBuf>,
+    /// The scheduler, when no file is given: fair (default) or capacity
+    #[arg(long, value_enum)]
+    scheduler: Option<SchedulerKind>,
     /// yarn-site.xml with the scheduler's properties
     #[arg(long)]
-    properties: Option<PathBuf>,
-    /// Number of nodes in the cluster
+    pub(crate) properties: Option<PathBuf>,
+    /// Number of nodes in the cluster (default partition)
     #[arg(long, default_value_t = 100)]
-    nodes: u32,
+    pub(crate) nodes: u32,
     /// Resources of each node, in allocation-file form
     #[arg(long, default_value = "65536 mb, 32 vcores")]
-    node_resource: String,
-    /// Active leaf queues (with a runnable app), comma-separated; default: every leaf
+    pub(crate) node_resource: String,
+    /// Capacity Scheduler: nodes of a labelled partition, LABEL=NODES or
+    /// LABEL=NODES:non-exclusive (repeatable; labels the file names get 0 nodes otherwise)
+    #[arg(long)]
+    pub(crate) partition: Vec<String>,
+    /// Fair Scheduler: active leaf queues (with a runnable app), comma-separated; default:
+    /// every leaf
     #[arg(long, value_delimiter = ',')]
-    active: Option<Vec<String>>,
+    pub(crate) active: Option<Vec<String>>,
     /// Print JSON instead of a table
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
 }
 
-fn node_resource(text: &str, types: &ResourceTypes) -> Result<Resource> {
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum SchedulerKind {
+    Fair,
+    Capacity,
+}
+
+/// yarn-site.xml of `--properties`, or none.
+pub(crate) fn site_properties(args: &SharesArgs) -> Result<Properties> {
+    match &args.properties {
+        Some(p) => {
+            let text = std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
+            Ok(parse_site_xml(&text).map_err(|e| e.in_file(p.display().to_string()))?)
+        }
+        None => Ok(Properties::new()),
+    }
+}
+
+pub(crate) fn node_resource(text: &str, types: &ResourceTypes) -> Result<Resource> {
     match parse_resource(text, types, 0).map_err(|m| anyhow!("--node-resource '{text}': {m}"))? {
         ConfigurableResource::Absolute(r) => Ok(r),
         ConfigurableResource::Percentage(_) => bail!("--node-resource '{text}': a percentage is not a node size"),
     }
 }
 
-fn build(args: &SharesArgs) -> Result<(FairScheduler, String)> {
-    let properties: Properties = match &args.properties {
-        Some(p) => {
-            let text = std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
-            parse_site_xml(&text).map_err(|e| e.in_file(p.display().to_string()))?
-        }
-        None => Properties::new(),
-    };
+fn build(args: &SharesArgs, text: Option<String>) -> Result<(FairScheduler, String)> {
+    let properties = site_properties(args)?;
     let props = SchedulerProperties::from_properties(&properties, &[])
         .map_err(|e| e.in_file(args.properties.as_ref().map_or("properties".into(), |p| p.display().to_string())))?;
-    let (text, source) = match &args.allocations {
-        Some(p) => (
-            std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?,
-            p.display().to_string(),
-        ),
-        None => (EXAMPLE.to_string(), "built-in example (examples/fair-scheduler.xml)".to_string()),
+    let (text, source) = match (text, &args.file) {
+        (Some(text), Some(p)) => (text, p.display().to_string()),
+        _ => (EXAMPLE.to_string(), "built-in example (examples/fair-scheduler.xml)".to_string()),
     };
     let alloc = parse_allocation_file(&text, &props.resource_types).map_err(|e| e.in_file(source.clone()))?;
     let node = node_resource(&args.node_resource, &props.resource_types)?;
@@ -88,7 +106,7 @@ fn build(args: &SharesArgs) -> Result<(FairScheduler, String)> {
     Ok((s, source))
 }
 
-fn show(r: &Resource, types: &ResourceTypes) -> String {
+pub(crate) fn show(r: &Resource, types: &ResourceTypes) -> String {
     let mut parts = Vec::new();
     for (i, name) in types.names().iter().enumerate() {
         let v = r.get(i);
@@ -106,7 +124,7 @@ fn show(r: &Resource, types: &ResourceTypes) -> String {
     }
 }
 
-fn json_resource(r: &Resource, types: &ResourceTypes) -> Value {
+pub(crate) fn json_resource(r: &Resource, types: &ResourceTypes) -> Value {
     Value::Object(types.names().iter().enumerate().map(|(i, n)| (n.clone(), json!(r.get(i)))).collect())
 }
 
@@ -120,7 +138,32 @@ fn depth_first(s: &FairScheduler, id: QueueId, out: &mut Vec<QueueId>) {
 }
 
 pub fn run(args: &SharesArgs) -> Result<ExitCode> {
-    let (s, source) = build(args)?;
+    let text = match &args.file {
+        Some(p) => Some(std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?),
+        None => None,
+    };
+    let capacity = match (&text, args.scheduler) {
+        (Some(t), kind) => {
+            let is_capacity = crate::capacities::is_capacity_file(t);
+            match kind {
+                Some(SchedulerKind::Fair) if is_capacity => {
+                    bail!("--scheduler fair, but the file is a capacity-scheduler.xml")
+                }
+                Some(SchedulerKind::Capacity) if !is_capacity => {
+                    bail!("--scheduler capacity, but the file is not a capacity-scheduler.xml")
+                }
+                _ => is_capacity,
+            }
+        }
+        (None, kind) => kind == Some(SchedulerKind::Capacity),
+    };
+    if capacity {
+        return crate::capacities::run(args, args.file.as_deref());
+    }
+    if !args.partition.is_empty() {
+        bail!("--partition is for capacity-scheduler.xml (the Fair Scheduler has no node partitions)");
+    }
+    let (s, source) = build(args, text)?;
     let types = s.resource_types().clone();
     let mut order = Vec::new();
     depth_first(&s, ROOT, &mut order);
@@ -175,16 +218,23 @@ pub fn run(args: &SharesArgs) -> Result<ExitCode> {
             ]
         })
         .collect();
-    let widths: Vec<usize> = (0..header.len())
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).chain([header[c].len()]).max().unwrap_or(0))
-        .collect();
-    let line = |cells: Vec<&str>| {
-        cells.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect::<Vec<_>>().join("  ").trim_end().to_string()
-    };
-    crate::outln!("{}", line(header.to_vec()));
-    for r in &rows {
-        crate::outln!("{}", line(r.iter().map(String::as_str).collect()));
+    let (head, lines) = table(&header, &rows);
+    crate::outln!("{head}");
+    for l in lines {
+        crate::outln!("{l}");
     }
     crate::outln!("fair share (now) is the instantaneous share among active queues; idle leaves get 0.");
     Ok(ExitCode::SUCCESS)
+}
+
+/// A table's header and rows as lines, each column as wide as its widest cell.
+pub(crate) fn table<const N: usize>(header: &[&str; N], rows: &[[String; N]]) -> (String, Vec<String>) {
+    let widths: Vec<usize> = (0..N)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).chain([header[c].chars().count()]).max().unwrap_or(0))
+        .collect();
+    let line = |cells: &mut dyn Iterator<Item = &str>| {
+        cells.zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect::<Vec<_>>().join("  ").trim_end().to_string()
+    };
+    let head = line(&mut header.iter().copied());
+    (head, rows.iter().map(|r| line(&mut r.iter().map(String::as_str))).collect())
 }

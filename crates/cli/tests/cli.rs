@@ -97,6 +97,43 @@ fn shares_runs_on_the_built_in_example() {
 }
 
 #[test]
+fn shares_explains_capacities() {
+    let o = fairloom(&["shares", "--scheduler", "capacity", "--nodes", "10", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let find = |name: &str, partition: &str| {
+        json["queues"].as_array().unwrap().iter().find(|q| q["name"] == name && q["partition"] == partition).cloned()
+    };
+    // etl: weight 2 of 3 under prod's 60% = 40% of 10 × 65536 MB.
+    let etl = find("root.prod.etl", "default").unwrap();
+    assert_eq!(etl["guarantee"]["resource"]["memory-mb"], 262144);
+    assert!(etl["guarantee"]["why"].as_str().unwrap().contains("weight 2 of 3"), "{etl}");
+    // research: maximum 40%, a lone user at user-limit-factor 2 × 30% is held by it.
+    let research = find("root.research", "default").unwrap();
+    assert_eq!(research["maximum"]["resource"]["memory-mb"], 262144);
+    assert_eq!(research["user_limit"]["resource"]["memory-mb"], 262144);
+    // ml owns the two gpu nodes; -1 lifts its user limit to its maximum.
+    let ml = find("root.ml", "gpu").unwrap();
+    assert_eq!(ml["guarantee"]["resource"]["memory-mb"], 131072);
+    assert!(ml["user_limit"]["why"].as_str().unwrap().contains("-1"));
+    // A given file is recognised as capacity-scheduler.xml, partitions from the flag.
+    let file = temp(
+        "cs.xml",
+        "<configuration>\n<property><name>yarn.scheduler.capacity.root.queues</name><value>a,b</value></property>\n\
+         <property><name>yarn.scheduler.capacity.root.a.capacity</name><value>[memory=4096,vcores=4]</value></property>\n\
+         <property><name>yarn.scheduler.capacity.root.b.capacity</name><value>[memory=8192,vcores=8]</value></property>\n\
+         </configuration>",
+    );
+    let o = fairloom(&["shares", file.to_str().unwrap(), "--nodes", "1", "--node-resource", "8192 mb, 8 vcores"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = stdout(&o);
+    assert!(out.contains("scaled down to 2730 MB"), "{out}");
+    let o = fairloom(&["shares", file.to_str().unwrap(), "--partition", "gpu"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--partition 'gpu'"));
+}
+
+#[test]
 fn shares_reports_bad_files() {
     let bad =
         temp("bad.xml", "<allocations>\n<queue name=\"a\">\n<maxResources>lots</maxResources></queue></allocations>");
