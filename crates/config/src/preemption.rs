@@ -37,6 +37,9 @@ pub struct PreemptionConfig {
     pub intra_queue_max_allowable_limit: f32,
     pub intra_queue_order: IntraQueueOrder,
     pub intra_queue_conservative_drf: bool,
+    /// The queue-priority selector (`yarn.scheduler.capacity.ordering-policy.
+    /// priority-utilization.underutilized-preemption.*`, read from capacity-scheduler.xml or
+    /// yarn-site as YARN's scheduler configuration reads it).
     pub underutilized_preemption_enabled: bool,
     pub underutilized_reserved_container_delay_ms: i64,
     /// `yarn.scheduler.capacity.lazy-preemption-enabled`.
@@ -95,6 +98,9 @@ impl PreemptionConfig {
     pub fn from_properties(props: &Properties) -> Result<Self> {
         let r = Reader(props);
         let k = |s: &str| format!("{PREFIX}{s}");
+        let underutilized = |s: &str| {
+            format!("yarn.scheduler.capacity.ordering-policy.priority-utilization.underutilized-preemption.{s}")
+        };
         let monitor = r.bool(crate::capacity::MONITOR_ENABLE, false)?;
         let listed = r.raw(MONITOR_POLICIES).is_none_or(|v| v.split(',').any(|c| c.trim() == POLICY_CLASS));
         let order_key = k("intra-queue-preemption.preemption-order-policy");
@@ -128,10 +134,8 @@ impl PreemptionConfig {
             intra_queue_max_allowable_limit: r.float(&k("intra-queue-preemption.max-allowable-limit"), 0.2)?,
             intra_queue_order,
             intra_queue_conservative_drf: r.bool(&k("intra-queue-preemption.conservative-drf"), true)?,
-            underutilized_preemption_enabled: r
-                .bool(&k("priority-utilization.underutilized-preemption.enabled"), false)?,
-            underutilized_reserved_container_delay_ms: r
-                .long(&k("priority-utilization.underutilized-preemption.reserved-container-delay-ms"), 60_000)?,
+            underutilized_preemption_enabled: r.bool(&underutilized("enabled"), false)?,
+            underutilized_reserved_container_delay_ms: r.long(&underutilized("reserved-container-delay-ms"), 60_000)?,
             lazy_preemption: r.bool("yarn.scheduler.capacity.lazy-preemption-enabled", false)?,
         };
         for (name, v) in [
@@ -145,11 +149,11 @@ impl PreemptionConfig {
         if c.max_ignored_over_capacity < 0.0 {
             return Err(ConfigError::new("must not be negative").element(k("max_ignored_over_capacity")));
         }
-        if c.underutilized_preemption_enabled {
+        if r.bool(&underutilized("allow-move-reservation"), false)? {
             return Err(ConfigError::new(
-                "the queue-priority selector (preemption of under-utilized queues with lower priority) is not supported yet",
+                "moving reservations to better nodes is not supported (YARN ships it as untested)",
             )
-            .element(k("priority-utilization.underutilized-preemption.enabled")));
+            .element(underutilized("allow-move-reservation")));
         }
         if c.lazy_preemption {
             return Err(ConfigError::new(
@@ -186,5 +190,25 @@ mod tests {
         assert!(!PreemptionConfig::from_properties(&p).unwrap().enabled);
         p.insert(format!("{PREFIX}natural_termination_factor"), "2".into());
         assert!(PreemptionConfig::from_properties(&p).is_err());
+    }
+
+    #[test]
+    fn the_queue_priority_selector_is_read_under_the_scheduler_prefix() {
+        let key = |s: &str| {
+            format!("yarn.scheduler.capacity.ordering-policy.priority-utilization.underutilized-preemption.{s}")
+        };
+        let mut p = Properties::new();
+        p.insert(key("enabled"), "true".into());
+        p.insert(key("reserved-container-delay-ms"), "0".into());
+        let c = PreemptionConfig::from_properties(&p).unwrap();
+        assert!(c.underutilized_preemption_enabled);
+        assert_eq!(c.underutilized_reserved_container_delay_ms, 0);
+        assert_eq!(PreemptionConfig::default().underutilized_reserved_container_delay_ms, 60_000);
+        p.insert(key("allow-move-reservation"), "true".into());
+        let e = PreemptionConfig::from_properties(&p).unwrap_err();
+        assert!(e.to_string().contains("allow-move-reservation") && e.message.contains("not supported"), "{e}");
+        p.insert(crate::capacity::PREFIX.to_string() + "lazy-preemption-enabled", "true".into());
+        p.remove(&key("allow-move-reservation"));
+        assert!(PreemptionConfig::from_properties(&p).unwrap_err().message.contains("lazy preemption"));
     }
 }

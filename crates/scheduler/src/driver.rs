@@ -222,13 +222,14 @@ pub trait Scheduler {
         am: bool,
         label: Option<&str>,
     ) -> Result<Vec<ContainerId>, SchedulerError>;
-    /// Give `node` a reservation for `app`, as recovery would.
+    /// Give `node` a reservation for `app`, as recovery would, made at `now`.
     fn place_reservation(
         &mut self,
         app: AppId,
         node: NodeId,
         capability: Resource,
         priority: i32,
+        now: Millis,
     ) -> Result<(), SchedulerError>;
     fn app(&self, app: AppId) -> AppView<'_>;
     /// How many applications were ever submitted (ids are `0..app_count`).
@@ -404,8 +405,9 @@ impl Scheduler for AnyScheduler {
         node: NodeId,
         capability: Resource,
         priority: i32,
+        now: Millis,
     ) -> Result<(), SchedulerError> {
-        both!(self, s => Scheduler::place_reservation(&mut **s, app, node, capability, priority))
+        both!(self, s => Scheduler::place_reservation(&mut **s, app, node, capability, priority, now))
     }
     fn app(&self, app: AppId) -> AppView<'_> {
         both!(self, s => Scheduler::app(&**s, app))

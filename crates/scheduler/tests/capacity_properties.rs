@@ -38,6 +38,8 @@ fn config(i: usize) -> Properties {
             ("root.ordering-policy", "priority-utilization"),
             ("root.b.priority", "1"),
             ("root.b.b2.ordering-policy", "fair"),
+            ("ordering-policy.priority-utilization.underutilized-preemption.enabled", "true"),
+            ("ordering-policy.priority-utilization.underutilized-preemption.reserved-container-delay-ms", "200"),
         ]),
         _ => c.extend([
             ("root.a.capacity", "30"),

@@ -295,7 +295,7 @@ impl CapacityScheduler {
                 return AppAnswer::LocalitySkipped;
             }
             let priority = self.apps[app.index()].requests[idx].priority;
-            self.reserve(app, offer.node, priority, capability);
+            self.reserve(app, offer.node, priority, capability, offer.now);
             self.reset_opportunities(app, idx, kind, offer.partition);
             self.set_wait(app, Some(WaitReason::Reserved { request: capability }));
             out.push(Decision::Reserved { app, node: offer.node });

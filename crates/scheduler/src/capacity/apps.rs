@@ -532,13 +532,13 @@ impl CapacityScheduler {
 
     /// Hold `node` for `app`'s request at `priority`: it counts as used by the queue and the
     /// user, and as reserved, but takes nothing from the node.
-    pub(crate) fn reserve(&mut self, app: AppId, node: NodeId, priority: i32, resource: Resource) {
+    pub(crate) fn reserve(&mut self, app: AppId, node: NodeId, priority: i32, resource: Resource, now: Millis) {
         let p = self.cluster.node(node).partition;
         let a = &mut self.apps[app.index()];
         let seq = a.next_container_seq;
         a.next_container_seq += 1;
         a.reserved[p.index()].add_assign(resource);
-        a.reservations.push(HeldReservation { node, priority, resource, partition: p });
+        a.reservations.push(HeldReservation { node, priority, resource, partition: p, since: now });
         self.cluster.nodes[node.index()].reservation = Some(Reservation { app, priority, resource, seq });
         self.charge(app, p, resource, true, true);
         self.counters.reservations_made += 1;
@@ -719,6 +719,7 @@ impl CapacityScheduler {
         node: NodeId,
         capability: Resource,
         priority: i32,
+        now: Millis,
     ) -> Result<(), SchedulerError> {
         if !self.apps[app.index()].is_alive() {
             return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
@@ -730,7 +731,7 @@ impl CapacityScheduler {
                 self.apps[r.app.index()].name
             )));
         }
-        self.reserve(app, node, priority, capability);
+        self.reserve(app, node, priority, capability, now);
         Ok(())
     }
 }

@@ -43,6 +43,8 @@ pub(super) struct Offer {
     /// RESPECT_PARTITION_EXCLUSIVITY (else IGNORE: a non-exclusive partition lent to
     /// default-partition asks).
     pub respect: bool,
+    /// The heartbeat's time (a reservation made now records it).
+    pub now: Millis,
 }
 
 /// Whether a parent has room left for its children. With the memory-only calculator, once
@@ -110,16 +112,16 @@ impl CapacityScheduler {
         released
     }
 
-    /// Allocation on one node (`allocateContainersToNode` with `canAllocateMore`). The
-    /// Capacity Scheduler's delay scheduling counts missed opportunities, so `now` is unused.
-    pub fn node_update_into(&mut self, node: NodeId, _now: Millis, out: &mut Vec<Decision>) {
+    /// Allocation on one node (`allocateContainersToNode` with `canAllocateMore`). Delay
+    /// scheduling counts missed opportunities, not time; `now` dates new reservations.
+    pub fn node_update_into(&mut self, node: NodeId, now: Millis, out: &mut Vec<Decision>) {
         if self.cluster.node(node).removed {
             return;
         }
         self.counters.heartbeats += 1;
         let (mut offswitch, mut assigned) = (0, 0);
         loop {
-            let outcome = self.allocate_on_node(node, out);
+            let outcome = self.allocate_on_node(node, now, out);
             match outcome {
                 Outcome::Allocated(kind) => {
                     assigned += 1;
@@ -141,7 +143,7 @@ impl CapacityScheduler {
 
     /// `allocateContainerOnSingleNode`: the node's reservation, or one new container or
     /// reservation.
-    fn allocate_on_node(&mut self, node: NodeId, out: &mut Vec<Decision>) -> Outcome {
+    fn allocate_on_node(&mut self, node: NodeId, now: Millis, out: &mut Vec<Decision>) -> Outcome {
         if let Some(r) = self.cluster.node(node).reservation {
             self.allocate_reserved(node, r.app, r.priority, out);
             return Outcome::NONE;
@@ -153,7 +155,7 @@ impl CapacityScheduler {
         let partition = n.partition;
         let t0 = self.clock_ns();
         let limit = self.cluster.partitions[partition.index()].total;
-        let offer = Offer { node, partition, respect: true };
+        let offer = Offer { node, partition, respect: true, now };
         let mut outcome = self.assign_parent(ROOT, offer, limit, out);
         if !outcome.assigned() && partition != PartitionId::DEFAULT && !self.cluster.partition(partition).exclusive {
             let limit = self.cluster.partitions[0].total;

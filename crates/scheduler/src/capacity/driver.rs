@@ -137,8 +137,9 @@ impl Scheduler for CapacityScheduler {
         node: NodeId,
         capability: Resource,
         priority: i32,
+        now: Millis,
     ) -> Result<(), SchedulerError> {
-        CapacityScheduler::place_reservation(self, app, node, capability, priority)
+        CapacityScheduler::place_reservation(self, app, node, capability, priority, now)
     }
 
     fn app(&self, app: AppId) -> AppView<'_> {

@@ -276,6 +276,8 @@ pub struct HeldReservation {
     pub priority: i32,
     pub resource: Resource,
     pub partition: PartitionId,
+    /// When it was made (re-reservations keep it, as YARN keeps the reserved container).
+    pub since: Millis,
 }
 
 #[derive(Debug, Clone)]

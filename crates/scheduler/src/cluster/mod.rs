@@ -110,6 +110,9 @@ pub struct Container {
     /// The partition its request asked for (its node-label expression). A container whose
     /// label differs from its node's partition runs there by non-exclusive sharing.
     pub label: PartitionId,
+    /// Its place in the order containers were created, cluster-wide (YARN's creation time,
+    /// with ties in a millisecond kept in creation order).
+    pub born: u64,
 }
 
 /// The nodes, partitions and containers of the cluster, in arenas indexed by dense ids.
@@ -128,6 +131,8 @@ pub struct Cluster {
     pub total: Resource,
     pub live_nodes: u32,
     pub partitions: Vec<Partition>,
+    /// Containers created so far (the next one's `born`).
+    pub(crate) containers_born: u64,
 }
 
 impl Default for Cluster {
@@ -138,6 +143,7 @@ impl Default for Cluster {
             containers: Vec::new(),
             free_containers: Vec::new(),
             container_gen: Vec::new(),
+            containers_born: 0,
             locations: Locations::default(),
             rack_sizes: HashMap::new(),
             total: Resource::none(),
@@ -283,7 +289,9 @@ impl Cluster {
             exit_status: None,
             marked_for: false,
             label,
+            born: self.containers_born,
         };
+        self.containers_born += 1;
         if id.index() == self.containers.len() {
             self.containers.push(container);
         } else {

@@ -104,6 +104,7 @@ impl Scheduler for FairScheduler {
         node: NodeId,
         capability: Resource,
         priority: i32,
+        _now: Millis,
     ) -> Result<(), SchedulerError> {
         FairScheduler::place_reservation(self, app, node, capability, priority)
     }

@@ -389,7 +389,9 @@ impl Runner {
                     if p.count != 1 || p.am {
                         return Err("a placed reservation has count 1 and is not an AM".to_string());
                     }
-                    self.scheduler.place_reservation(app, node, cap, p.priority).map_err(|e| e.to_string())?;
+                    self.scheduler
+                        .place_reservation(app, node, cap, p.priority, self.now)
+                        .map_err(|e| e.to_string())?;
                 } else {
                     self.scheduler
                         .place_containers(app, node, cap, p.priority, p.count, p.am, p.node_label.as_deref())

@@ -8,6 +8,7 @@
 mod fifo;
 mod ideal;
 mod intra;
+mod queue_priority;
 mod reserved;
 pub mod snapshot;
 
@@ -25,6 +26,7 @@ pub const PREEMPTED: i32 = -102;
 /// The selectors, in the order a round runs them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Selector {
+    QueuePriority,
     ReservedContainers,
     Fifo,
     Balance,
@@ -34,6 +36,7 @@ pub enum Selector {
 impl Selector {
     pub fn name(self) -> &'static str {
         match self {
+            Self::QueuePriority => "queue-priority",
             Self::ReservedContainers => "reserved-containers",
             Self::Fifo => "fifo",
             Self::Balance => "balance-after-satisfied",
@@ -164,6 +167,9 @@ impl CapacityScheduler {
             natural_termination_factor: cfg.natural_termination_factor,
         };
         let mut selectors = Vec::new();
+        if cfg.underutilized_preemption_enabled {
+            selectors.push(Selector::QueuePriority);
+        }
         if cfg.select_based_on_reserved_containers {
             selectors.push(Selector::ReservedContainers);
         }
@@ -179,6 +185,16 @@ impl CapacityScheduler {
         let mut last_ideal: Option<Vec<Vec<(Resource, Resource)>>> = None;
         for (i, &sel) in selectors.iter().enumerate() {
             match sel {
+                Selector::QueuePriority => {
+                    let mut taker = fifo::Taker {
+                        calc: &calc,
+                        cluster: self.cluster.total,
+                        budget: &mut budget,
+                        selection: &mut selection,
+                        conservative: cfg.conservative_drf,
+                    };
+                    queue_priority::select(self, &snap, &mut taker, i, now);
+                }
                 Selector::ReservedContainers => {
                     let mode =
                         ideal::IdealMode { considers_reserved: true, balance: false, natural_termination: false };
@@ -462,6 +478,19 @@ impl CapacityScheduler {
         let t = snap.q(p.candidate.partition, p.queue);
         let show = |r: &Resource| crate::reason::ShowResource(r).to_string();
         match selector {
+            Selector::QueuePriority => {
+                let node = self.cluster.node(p.candidate.node);
+                let holder = node.reservation.map(|r| {
+                    let app = &self.apps[r.app.index()];
+                    let queue = app.queue.map_or("?", |q| self.q(q).name.as_str());
+                    format!("{}'s reservation of {} (queue {queue}, under its guarantee)", app.name, show(&r.resource))
+                });
+                format!(
+                    "frees room on {} for {}, from a queue of lower priority",
+                    node.name,
+                    holder.unwrap_or_else(|| "a reservation".into())
+                )
+            }
             Selector::ReservedContainers => format!(
                 "frees room for the reservation on {} (queue to-obtain {})",
                 self.cluster.node(p.candidate.node).name,

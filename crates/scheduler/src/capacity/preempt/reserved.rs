@@ -87,6 +87,7 @@ fn on_node(
             resource: c.resource,
             priority: c.priority,
             is_am: false,
+            born: c.born,
         };
         if !taker.selection.contains(&candidate) {
             if !read_only {

@@ -59,6 +59,8 @@ pub struct Candidate {
     pub resource: Resource,
     pub priority: i32,
     pub is_am: bool,
+    /// Creation order of a running container (0 for a reservation).
+    pub born: u64,
 }
 
 impl Candidate {
@@ -260,6 +262,7 @@ impl CapacityScheduler {
                             resource: x.resource,
                             priority: x.priority,
                             is_am: x.is_am,
+                            born: x.born,
                         }
                     })
                     .collect();
@@ -276,6 +279,7 @@ impl CapacityScheduler {
                         resource: h.resource,
                         priority: h.priority,
                         is_am: false,
+                        born: 0,
                     })
                     .collect();
                 TempApp {
