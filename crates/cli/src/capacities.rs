@@ -5,9 +5,10 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
+use fairloom_config::capacity::Lines;
 use fairloom_config::capacity::{CapacityValue, MaxCapacityValue};
-use fairloom_config::{parse_capacity_config, parse_capacity_xml, SchedulerProperties};
+use fairloom_config::{parse_capacity_config, parse_capacity_xml, CapacityConfig, Properties, SchedulerProperties};
 use fairloom_model::{Resource, ResourceTypes};
 use fairloom_scheduler::capacity::{CapacityScheduler, CapacitySetup};
 use fairloom_scheduler::driver::{NodeSpec, Scheduler};
@@ -49,19 +50,24 @@ fn partition_arg(text: &str) -> Result<PartitionArg> {
     Ok(PartitionArg { label: label.to_string(), nodes: count.trim().parse().map_err(|_| bad())?, exclusive })
 }
 
-fn build(args: &SharesArgs, file: Option<&Path>) -> Result<(CapacityScheduler, String)> {
+/// A capacity-scheduler.xml's text, parsed and checked against `site` (yarn-site); errors
+/// name `source` and the line.
+pub(crate) fn load(text: &str, source: &str, site: &Properties) -> Result<(Properties, Lines, CapacityConfig)> {
+    let (capacity, lines) = parse_capacity_xml(text).map_err(|e| e.in_file(source))?;
+    let props = SchedulerProperties::from_properties(site, &[])?;
+    let conf =
+        parse_capacity_config(&capacity, site, Some(&lines), &props.resource_types).map_err(|e| e.in_file(source))?;
+    Ok((capacity, lines, conf))
+}
+
+/// `file` with its text (already read), or the built-in example.
+fn build(args: &SharesArgs, file: Option<(&Path, &str)>) -> Result<(CapacityScheduler, String)> {
     let site = site_properties(args)?;
     let (text, source) = match file {
-        Some(p) => (
-            std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?,
-            p.display().to_string(),
-        ),
-        None => (EXAMPLE.to_string(), "built-in example (examples/capacity-scheduler.xml)".to_string()),
+        Some((p, text)) => (text, p.display().to_string()),
+        None => (EXAMPLE, "built-in example (examples/capacity-scheduler.xml)".to_string()),
     };
-    let (capacity, lines) = parse_capacity_xml(&text).map_err(|e| e.in_file(source.clone()))?;
-    let props = SchedulerProperties::from_properties(&site, &[])?;
-    let conf = parse_capacity_config(&capacity, &site, Some(&lines), &props.resource_types)
-        .map_err(|e| e.in_file(source.clone()))?;
+    let (capacity, lines, conf) = load(text, &source, &site)?;
     let given = if args.partition.is_empty() && file.is_none() {
         vec![EXAMPLE_PARTITIONS.to_string()]
     } else {
@@ -239,7 +245,7 @@ fn partition_name(s: &CapacityScheduler, p: PartitionId) -> String {
     }
 }
 
-pub fn run(args: &SharesArgs, file: Option<&Path>) -> Result<ExitCode> {
+pub fn run(args: &SharesArgs, file: Option<(&Path, &str)>) -> Result<ExitCode> {
     if args.active.is_some() {
         bail!("--active is for the Fair Scheduler's instantaneous shares; capacities do not depend on who is active");
     }

@@ -158,7 +158,7 @@ pub fn run(args: &SharesArgs) -> Result<ExitCode> {
         (None, kind) => kind == Some(SchedulerKind::Capacity),
     };
     if capacity {
-        return crate::capacities::run(args, args.file.as_deref());
+        return crate::capacities::run(args, args.file.as_deref().zip(text.as_deref()));
     }
     if !args.partition.is_empty() {
         bail!("--partition is for capacity-scheduler.xml (the Fair Scheduler has no node partitions)");

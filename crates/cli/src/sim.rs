@@ -156,12 +156,7 @@ fn workload(args: &SimArgs) -> Result<(Workload, i64)> {
 
 /// The capacity-scheduler.xml of `--capacity`, checked with its line numbers.
 fn capacity_file(p: &PathBuf, site: &fairloom_config::Properties) -> Result<fairloom_config::Properties> {
-    let (props, lines) = fairloom_config::parse_capacity_xml(&read(p)?)
-        .map_err(|e| anyhow!("{}", e.in_file(p.display().to_string())))?;
-    let sp = fairloom_config::SchedulerProperties::from_properties(site, &[])?;
-    fairloom_config::parse_capacity_config(&props, site, Some(&lines), &sp.resource_types)
-        .map_err(|e| anyhow!("{}", e.in_file(p.display().to_string())))?;
-    Ok(props)
+    Ok(crate::capacities::load(&read(p)?, &p.display().to_string(), site)?.0)
 }
 
 /// Switch a workload to the Capacity Scheduler: the given capacity-scheduler.xml, or the

@@ -5,7 +5,9 @@ use std::cmp::Ordering;
 
 use fairloom_model::Resource;
 
-fn signum(x: f64) -> Ordering {
+/// Java's `(int) Math.signum(x)` as an ordering (NaN → equal).
+#[inline]
+pub(crate) fn signum(x: f64) -> Ordering {
     if x > 0.0 {
         Ordering::Greater
     } else if x < 0.0 {

@@ -52,26 +52,27 @@ pub(super) struct Offer {
 /// memory, every child's limit is at most what the child uses: only a child that can give
 /// back a reservation (continue-looking; `may_unreserve`) may pass its check, and the walk
 /// visits only those. The applications under the others wait for this queue, noted once.
+/// Only under RESPECT: lent nodes (IGNORE_PARTITION_EXCLUSIVITY) check queues against the
+/// partition, not against the limits parents hand down.
 struct Shut {
     /// The parent's limit capped by its maximum, less what it uses (memory), when the
     /// calculator allows the shortcut.
     room: Option<i64>,
     queue: QueueId,
-    apps_partition: PartitionId,
+    partition: PartitionId,
     cap: Resource,
     noted: bool,
 }
 
 impl Shut {
     fn new(s: &CapacityScheduler, q: QueueId, offer: Offer, limit: Resource) -> Self {
+        debug_assert!(offer.respect);
         let part = &s.q(q).parts[offer.partition.index()];
         let cap = s.calc.min(&s.cluster.total, limit, part.maximum);
         Self {
-            // Lent nodes (IGNORE_PARTITION_EXCLUSIVITY) check queues against the partition,
-            // not against the limits parents hand down.
-            room: (!s.calc.is_dominant() && offer.respect).then(|| cap.memory() - part.used.memory()),
+            room: (!s.calc.is_dominant()).then(|| cap.memory() - part.used.memory()),
             queue: q,
-            apps_partition: if offer.respect { offer.partition } else { PartitionId::DEFAULT },
+            partition: offer.partition,
             cap,
             noted: false,
         }
@@ -86,7 +87,7 @@ impl Shut {
         }
         if !self.noted {
             self.noted = true;
-            s.note_queue_limit(self.queue, self.apps_partition, self.cap.saturating_sub(blocked));
+            s.note_queue_limit(self.queue, self.partition, self.cap.saturating_sub(blocked));
         }
         true
     }
@@ -165,9 +166,9 @@ impl CapacityScheduler {
         outcome
     }
 
-    /// The limit a queue works under on this offer (its maximum, and what its parent leaves
-    /// it), and its headroom under it (negative when over); `Err(limit)` when it already
-    /// uses all of it (`canAssignToThisQueue`), unless continue-looking could give back
+    /// The queue's headroom under the limit it works under on this offer (its maximum, and
+    /// what its parent leaves it; negative when over); `Err(limit)` when it already uses
+    /// all of it (`canAssignToThisQueue`), unless continue-looking could give back
     /// `could_unreserve` and bring it under.
     fn queue_limit(
         &self,
@@ -175,7 +176,7 @@ impl CapacityScheduler {
         offer: Offer,
         limit: Resource,
         could_unreserve: Resource,
-    ) -> Result<(Resource, Resource), Resource> {
+    ) -> Result<Resource, Resource> {
         let cluster = &self.cluster.total;
         let part = &self.q(q).parts[offer.partition.index()];
         let current = if offer.respect {
@@ -191,7 +192,7 @@ impl CapacityScheduler {
                 return Err(current);
             }
         }
-        Ok((current, current.saturating_sub(part.used)))
+        Ok(current.saturating_sub(part.used))
     }
 
     /// Whether the walk follows the kept orders (else it sorts at each visit, as YARN does).
@@ -334,7 +335,7 @@ impl CapacityScheduler {
             if check_queue {
                 let reserved = self.current_reservation(app);
                 match self.queue_limit(leaf, offer, limit, reserved) {
-                    Ok((_, room)) => headroom = room,
+                    Ok(room) => headroom = room,
                     Err(current) => {
                         self.note_queue_limit(leaf, p, current);
                         return Outcome::NONE;

@@ -19,17 +19,7 @@ pub struct SchedView<'a> {
     pub name: &'a str,
 }
 
-/// Java's `(int) Math.signum(x)` as an ordering (NaN → equal).
-#[inline]
-fn signum(x: f64) -> Ordering {
-    if x > 0.0 {
-        Ordering::Greater
-    } else if x < 0.0 {
-        Ordering::Less
-    } else {
-        Ordering::Equal
-    }
-}
+use crate::calc::signum;
 
 fn tie_break(a: &SchedView<'_>, b: &SchedView<'_>) -> Ordering {
     a.start_time.cmp(&b.start_time).then_with(|| a.name.cmp(b.name))

@@ -5,10 +5,11 @@
 use fairloom_config::capacity::PREFIX;
 use fairloom_config::{parse_allocation_file, PolicyKind, Properties, SchedulerProperties};
 use fairloom_scheduler::capacity::{CapacityScheduler, CapacitySetup};
-use fairloom_scheduler::driver::AnyScheduler;
-use fairloom_scheduler::FairScheduler;
+use fairloom_scheduler::driver::{AnyScheduler, NodeSpec, Scheduler};
+use fairloom_scheduler::{FairScheduler, NodeId};
 
 use super::engine::SimError;
+use super::workload::NodeDef;
 
 /// capacity-scheduler.xml properties with the same tree as `allocations`, converted as
 /// YARN's fs2cs converts (weight mode off): children's capacities are their weights' shares
@@ -73,6 +74,22 @@ pub fn from_fair(allocations: &str, properties: &Properties) -> Result<Propertie
         }
     }
     Ok(out)
+}
+
+/// [`build`], with `nodes` registered (their ids in the same order).
+pub fn build_on(
+    allocations: &str,
+    capacity: Option<&Properties>,
+    properties: &Properties,
+    nodes: &[NodeDef],
+) -> Result<(AnyScheduler, Vec<NodeId>), SimError> {
+    let mut s = build(allocations, capacity, properties)?;
+    let specs: Vec<NodeSpec<'_>> = nodes
+        .iter()
+        .map(|n| NodeSpec { name: &n.name, rack: Some(&n.rack), resource: n.resource, label: None })
+        .collect();
+    let ids = s.add_nodes(&specs).map_err(|e| SimError::Workload(e.to_string()))?;
+    Ok((s, ids))
 }
 
 /// The scheduler `allocations` or `capacity` configures, over `properties` (yarn-site).

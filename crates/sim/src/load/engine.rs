@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::time::Instant;
 
 use fairloom_model::{Resource, ANY};
-use fairloom_scheduler::driver::{AnyScheduler, NodeSpec, Scheduler, SubmitSpec};
+use fairloom_scheduler::driver::{AnyScheduler, Scheduler, SubmitSpec};
 use fairloom_scheduler::{AppId, Ask, ContainerId, Decision};
 
 use super::metrics::{Metrics, Phase};
@@ -171,13 +171,8 @@ pub struct Simulation<'w> {
 
 impl<'w> Simulation<'w> {
     pub fn new(w: &'w Workload, opts: SimOptions) -> Result<Self, SimError> {
-        let mut s = super::capacity::build(&w.allocations, w.capacity.as_ref(), &w.properties)?;
-        let specs: Vec<NodeSpec<'_>> = w
-            .nodes
-            .iter()
-            .map(|n| NodeSpec { name: &n.name, rack: Some(&n.rack), resource: n.resource, label: None })
-            .collect();
-        let node_ids = s.add_nodes(&specs).map_err(|e| SimError::Workload(e.to_string()))?;
+        let (mut s, node_ids) =
+            super::capacity::build_on(&w.allocations, w.capacity.as_ref(), &w.properties, &w.nodes)?;
         let finished_on = vec![Vec::new(); node_ids.iter().map(|n| n.index() + 1).max().unwrap_or(0)];
         let rack_of_host = w.nodes.iter().map(|n| (n.name.clone(), n.rack.clone())).collect();
         let mut wheel = Wheel::new();

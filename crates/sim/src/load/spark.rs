@@ -11,8 +11,8 @@ use fairloom_am::tasks::{Executor, Level, Task, TaskSet};
 use fairloom_am::{plan, AmState, PendingRequest};
 use fairloom_config::Properties;
 use fairloom_model::{Resource, ANY};
-use fairloom_scheduler::driver::{AnyScheduler, NodeSpec, Scheduler, SubmitSpec};
-use fairloom_scheduler::{AppId, Ask, Decision, NodeId};
+use fairloom_scheduler::driver::{AnyScheduler, Scheduler, SubmitSpec};
+use fairloom_scheduler::{AppId, Ask, Decision};
 use serde_json::{json, Value};
 
 use super::engine::{Ev, SimError, Wheel};
@@ -163,13 +163,7 @@ fn level_name(l: Level) -> &'static str {
 
 /// Run the workload with one strategy.
 pub fn run(w: &SparkWorkload, strategy: Strategy, duration_ms: i64) -> Result<LocalityFigures, SimError> {
-    let mut s = super::capacity::build(&w.allocations, w.capacity.as_ref(), &w.properties)?;
-    let specs: Vec<NodeSpec<'_>> = w
-        .nodes
-        .iter()
-        .map(|n| NodeSpec { name: &n.name, rack: Some(&n.rack), resource: n.resource, label: None })
-        .collect();
-    let node_ids: Vec<NodeId> = s.add_nodes(&specs).map_err(|e| SimError::Workload(e.to_string()))?;
+    let (mut s, node_ids) = super::capacity::build_on(&w.allocations, w.capacity.as_ref(), &w.properties, &w.nodes)?;
     let rack_of: BTreeMap<String, String> = w.nodes.iter().map(|n| (n.name.clone(), n.rack.clone())).collect();
     let mut apps: Vec<AppState> = w
         .apps

@@ -184,57 +184,37 @@ impl CapacityScheduler {
         let mut drops = Vec::new();
         let mut last_ideal: Option<Vec<Vec<(Resource, Resource)>>> = None;
         for (i, &sel) in selectors.iter().enumerate() {
-            match sel {
-                Selector::QueuePriority => {
-                    let mut taker = fifo::Taker {
-                        calc: &calc,
-                        cluster: self.cluster.total,
-                        budget: &mut budget,
-                        selection: &mut selection,
-                        conservative: cfg.conservative_drf,
-                    };
-                    queue_priority::select(self, &snap, &mut taker, i, now);
-                }
+            // The inter-queue selectors but the queue-priority one work from a fresh ideal
+            // assignment; intra-queue reuses the last.
+            let mode = match sel {
                 Selector::ReservedContainers => {
-                    let mode =
-                        ideal::IdealMode { considers_reserved: true, balance: false, natural_termination: false };
-                    ideal::compute(&mut snap, &calc, &budget, mode, &knobs);
-                    let mut taker = fifo::Taker {
-                        calc: &calc,
-                        cluster: self.cluster.total,
-                        budget: &mut budget,
-                        selection: &mut selection,
-                        conservative: cfg.conservative_drf,
-                    };
-                    reserved::select(self, &mut snap, &mut taker, i);
+                    Some(ideal::IdealMode { considers_reserved: true, balance: false, natural_termination: false })
                 }
-                Selector::Fifo | Selector::Balance => {
-                    let mode = ideal::IdealMode {
-                        considers_reserved: sel == Selector::Fifo
-                            && cfg.additional_res_balance_based_on_reserved_containers,
-                        balance: sel == Selector::Balance,
-                        natural_termination: true,
-                    };
-                    ideal::compute(&mut snap, &calc, &budget, mode, &knobs);
-                    let mut taker = fifo::Taker {
-                        calc: &calc,
-                        cluster: self.cluster.total,
-                        budget: &mut budget,
-                        selection: &mut selection,
-                        conservative: cfg.conservative_drf,
-                    };
-                    fifo::select(&mut snap, &mut taker, i, &mut drops);
-                }
-                Selector::IntraQueue => {
-                    let mut taker = fifo::Taker {
-                        calc: &calc,
-                        cluster: self.cluster.total,
-                        budget: &mut budget,
-                        selection: &mut selection,
-                        conservative: cfg.intra_queue_conservative_drf,
-                    };
-                    intra::select(self, &mut snap, &mut taker, i);
-                }
+                Selector::Fifo | Selector::Balance => Some(ideal::IdealMode {
+                    considers_reserved: sel == Selector::Fifo
+                        && cfg.additional_res_balance_based_on_reserved_containers,
+                    balance: sel == Selector::Balance,
+                    natural_termination: true,
+                }),
+                Selector::QueuePriority | Selector::IntraQueue => None,
+            };
+            if let Some(mode) = mode {
+                ideal::compute(&mut snap, &calc, &budget, mode, &knobs);
+            }
+            let conservative =
+                if sel == Selector::IntraQueue { cfg.intra_queue_conservative_drf } else { cfg.conservative_drf };
+            let mut taker = fifo::Taker {
+                calc: &calc,
+                cluster: self.cluster.total,
+                budget: &mut budget,
+                selection: &mut selection,
+                conservative,
+            };
+            match sel {
+                Selector::QueuePriority => queue_priority::select(self, &snap, &mut taker, i, now),
+                Selector::ReservedContainers => reserved::select(self, &mut snap, &mut taker, i),
+                Selector::Fifo | Selector::Balance => fifo::select(&mut snap, &mut taker, i, &mut drops),
+                Selector::IntraQueue => intra::select(self, &mut snap, &mut taker, i),
             }
             if sel != Selector::IntraQueue {
                 last_ideal =
