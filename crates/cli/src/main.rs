@@ -11,7 +11,9 @@ mod am;
 mod capacities;
 mod preempt;
 mod preempt_capacity;
+mod service;
 mod shares;
+mod shell;
 mod sim;
 
 /// Print to stdout; a closed pipe (`fairloom ... | head`) ends the output quietly.
@@ -63,6 +65,17 @@ enum Command {
         #[command(subcommand)]
         command: am::AmCommand,
     },
+    /// Run a ResourceManager: YARN's REST API, the node and AM protocols, a state store.
+    Rm(service::RmArgs),
+    /// Run a NodeManager: registers with the RM and runs containers as processes.
+    Nm(service::NmArgs),
+    /// A ResourceManager and N NodeManagers on loopback in one command.
+    Up(service::UpArgs),
+    /// YARN's DistributedShell: run a command in N containers and wait for the outcome.
+    Shell(shell::ShellArgs),
+    /// The DistributedShell's application master (started by the RM in the AM container).
+    #[command(hide = true)]
+    ShellAm(shell::ShellAmArgs),
 }
 
 #[derive(Subcommand)]
@@ -124,6 +137,11 @@ fn main() -> ExitCode {
         Command::Sim(args) => sim::run(args),
         Command::Preempt(args) => preempt::run(args),
         Command::Am { command } => am::run(command),
+        Command::Rm(args) => service::rm(args),
+        Command::Nm(args) => service::nm(args),
+        Command::Up(args) => service::up(args),
+        Command::Shell(args) => shell::run(args),
+        Command::ShellAm(args) => shell::run_am(args),
     };
     match result {
         Ok(code) => code,

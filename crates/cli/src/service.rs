@@ -1,0 +1,226 @@
+//! `fairloom rm`, `fairloom nm` and `fairloom up`: the ResourceManager and NodeManagers as
+//! services, alone or together on loopback.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Args;
+
+use fairloom_config::properties::Properties;
+use fairloom_nm::NmConf;
+use fairloom_protocol::Res;
+use fairloom_rm::conf::{keys, RmConf};
+
+#[derive(Args)]
+pub struct RmArgs {
+    /// The directory with yarn-site.xml and the scheduler's file.
+    #[arg(long)]
+    conf: PathBuf,
+}
+
+#[derive(Args)]
+pub struct NmArgs {
+    /// The RM's resource-tracker address.
+    #[arg(long, value_name = "HOST:PORT")]
+    rm: String,
+    /// What the node offers, e.g. "8192 mb, 8 vcores".
+    #[arg(long, default_value = "8192 mb, 8 vcores")]
+    resource: String,
+    /// Local and log dirs go under it.
+    #[arg(long)]
+    dir: PathBuf,
+    /// Where its web server (REST and container management) listens.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    listen: SocketAddr,
+    #[arg(long)]
+    rack: Option<String>,
+    /// yarn-site.xml's directory, for yarn.nodemanager.sleep-delay-before-sigkill.ms.
+    #[arg(long)]
+    conf: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct UpArgs {
+    /// How many NodeManagers.
+    #[arg(long, default_value_t = 2)]
+    nodes: u32,
+    /// A configuration directory (yarn-site.xml, fair-scheduler.xml or capacity-scheduler.xml);
+    /// without it, a built-in one: the Fair Scheduler, YARN's ports on 127.0.0.1, recovery on.
+    #[arg(long)]
+    conf: Option<PathBuf>,
+    /// The state directory (RM store, NodeManagers' local and log dirs).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Each NodeManager's resource.
+    #[arg(long, default_value = "8192 mb, 8 vcores")]
+    resource: String,
+}
+
+/// "8192 mb, 8 vcores" (the order and the separators are free).
+pub fn parse_resource(text: &str) -> Result<Res> {
+    let mut mem = None;
+    let mut vcores = None;
+    for part in text.split(',') {
+        let part = part.trim().to_ascii_lowercase();
+        let (num, unit) = part.split_at(part.find(|c: char| !c.is_ascii_digit()).unwrap_or(part.len()));
+        let n: i64 = num.trim().parse().map_err(|_| anyhow!("--resource '{text}': '{part}' has no number"))?;
+        match unit.trim() {
+            "mb" => mem = Some(n),
+            "gb" => mem = Some(n * 1024),
+            "vcores" | "vcore" => vcores = Some(n),
+            other => bail!("--resource '{text}': unknown unit '{other}' (mb, gb, vcores)"),
+        }
+    }
+    match (mem, vcores) {
+        (Some(m), Some(v)) if m > 0 && v > 0 => Ok(Res::new(m, v)),
+        _ => bail!("--resource '{text}': give memory and vcores, e.g. \"8192 mb, 8 vcores\""),
+    }
+}
+
+fn site(conf: Option<&Path>) -> Result<Properties> {
+    let Some(dir) = conf else { return Ok(Properties::new()) };
+    let path = dir.join("yarn-site.xml");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => fairloom_config::properties::parse_site_xml(&text).map_err(|e| anyhow!("{}: {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Properties::new()),
+        Err(e) => Err(e).with_context(|| path.display().to_string()),
+    }
+}
+
+fn kill_delay(site: &Properties) -> Result<u64> {
+    let key = "yarn.nodemanager.sleep-delay-before-sigkill.ms";
+    site.get(key).map(|v| v.trim().parse().map_err(|_| anyhow!("{key}: '{v}' is not a number"))).unwrap_or(Ok(250))
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().context("tokio runtime")
+}
+
+/// Wait for Ctrl-C or SIGTERM.
+async fn stopped() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {}
+    }
+}
+
+fn print_rm(rm: &fairloom_rm::RmHandle) {
+    println!("fairloom ResourceManager");
+    println!("  web UI:           http://{}/cluster", rm.webapp);
+    println!("  REST API:         http://{}/ws/v1/cluster", rm.webapp);
+    println!("  resource tracker: {}", rm.tracker);
+    println!("  scheduler (AMs):  {}", rm.scheduler);
+}
+
+pub fn rm(args: &RmArgs) -> Result<ExitCode> {
+    let conf = RmConf::from_dir(&args.conf)?;
+    runtime()?.block_on(async {
+        let rm = fairloom_rm::start(conf).await?;
+        print_rm(&rm);
+        stopped().await;
+        rm.stop().await;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+pub fn nm(args: &NmArgs) -> Result<ExitCode> {
+    let site = site(args.conf.as_deref())?;
+    let conf = NmConf {
+        rm: args.rm.clone(),
+        resource: parse_resource(&args.resource)?,
+        dir: args.dir.clone(),
+        listen: args.listen,
+        rack: args.rack.clone(),
+        kill_delay_ms: kill_delay(&site)?,
+        heartbeat_ms: 1000,
+    };
+    runtime()?.block_on(async {
+        let nm = fairloom_nm::start(conf).await?;
+        println!("fairloom NodeManager {} (web http://{}) reporting to {}", nm.node_id, nm.http, args.rm);
+        stopped().await;
+        nm.stop().await;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// The built-in configuration of `fairloom up`.
+fn default_site(dir: &Path) -> Properties {
+    let mut p = Properties::new();
+    for (k, v) in [
+        (keys::SCHEDULER_CLASS, fairloom_rm::conf::FAIR_CLASS),
+        ("yarn.scheduler.fair.user-as-default-queue", "false"),
+        (keys::RECOVERY, "true"),
+        (keys::WEBAPP_ADDRESS, "127.0.0.1:8088"),
+        (keys::TRACKER_ADDRESS, "127.0.0.1:8031"),
+        (keys::SCHEDULER_ADDRESS, "127.0.0.1:8030"),
+    ] {
+        p.insert(k.to_string(), v.to_string());
+    }
+    p.insert(keys::LEVELDB_PATH.to_string(), dir.join("rmstore").display().to_string());
+    p
+}
+
+pub fn up(args: &UpArgs) -> Result<ExitCode> {
+    let dir = args.dir.clone().unwrap_or_else(|| std::env::temp_dir().join("fairloom-up"));
+    std::fs::create_dir_all(&dir).with_context(|| dir.display().to_string())?;
+    let resource = parse_resource(&args.resource)?;
+    let conf = match &args.conf {
+        Some(c) => {
+            let mut site = site(Some(c))?;
+            // `up` recovers by default and keeps its store in its state directory.
+            site.entry(keys::RECOVERY.to_string()).or_insert_with(|| "true".to_string());
+            site.entry(keys::LEVELDB_PATH.to_string()).or_insert_with(|| dir.join("rmstore").display().to_string());
+            RmConf::from_site(site, c)?
+        }
+        None => RmConf::from_site(default_site(&dir), &dir)?,
+    };
+    let delay = kill_delay(&conf.site)?;
+    let heartbeat_ms = conf.nm_heartbeat_ms;
+    runtime()?.block_on(async {
+        let rm = fairloom_rm::start(conf).await?;
+        let mut nms = Vec::new();
+        for i in 0..args.nodes {
+            let nm = fairloom_nm::start(NmConf {
+                rm: rm.tracker.to_string(),
+                resource,
+                dir: dir.join(format!("nm-{i}")),
+                listen: "127.0.0.1:0".parse().expect("literal"),
+                rack: None,
+                kill_delay_ms: delay,
+                heartbeat_ms,
+            })
+            .await?;
+            nms.push(nm);
+        }
+        print_rm(&rm);
+        for nm in &nms {
+            println!("  NodeManager:      {} (http://{}/ws/v1/node)", nm.node_id, nm.http);
+        }
+        println!("  state directory:  {}", dir.display());
+        println!("Ctrl-C stops everything.");
+        stopped().await;
+        println!("stopping: NodeManagers kill their containers, then the ResourceManager stops");
+        for nm in nms {
+            nm.stop().await;
+        }
+        rm.stop().await;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resources_read_like_the_allocation_file() {
+        assert_eq!(parse_resource("8192 mb, 8 vcores").unwrap(), Res::new(8192, 8));
+        assert_eq!(parse_resource("4 vcores,2 gb").unwrap(), Res::new(2048, 4));
+        assert!(parse_resource("8192 mb").is_err());
+        assert!(parse_resource("lots mb, 1 vcores").is_err());
+        assert!(parse_resource("1 tb, 1 vcores").is_err());
+    }
+}

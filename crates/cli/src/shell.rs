@@ -1,0 +1,369 @@
+//! `fairloom shell`: YARN's DistributedShell. The client submits an application over the
+//! REST API whose AM is `fairloom shell-am` (this binary, shipped as a local resource); the
+//! AM asks for N containers, runs the command in each, and finishes SUCCEEDED when all exit
+//! 0, FAILED otherwise with the exit codes in the diagnostics.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Args;
+use serde_json::{json, Value};
+
+use fairloom_protocol::am::{
+    AllocateRequest, AllocateResponse, AmCommand, Container, FinalStatus, FinishAmRequest, RegisterAmRequest,
+    RegisterAmResponse, ResourceRequest,
+};
+use fairloom_protocol::node::{StartContainer, StartContainersRequest, StartContainersResponse, StopContainersRequest};
+use fairloom_protocol::{env, exit, paths, LaunchContext, Res};
+
+/// The command the AM runs, passed in its environment.
+const COMMAND_ENV: &str = "DISTRIBUTEDSHELL_COMMAND";
+
+#[derive(Args)]
+pub struct ShellArgs {
+    /// How many containers run the command.
+    #[arg(long, default_value_t = 1)]
+    num_containers: u32,
+    #[arg(long)]
+    queue: Option<String>,
+    /// Each container's memory (MB).
+    #[arg(long, default_value_t = 1024)]
+    memory: i64,
+    #[arg(long, default_value_t = 1)]
+    vcores: i64,
+    /// The AM container's memory (MB).
+    #[arg(long, default_value_t = 1024)]
+    master_memory: i64,
+    #[arg(long, default_value = "DistributedShell")]
+    name: String,
+    /// The RM's web address.
+    #[arg(long, default_value = "http://127.0.0.1:8088")]
+    rm: String,
+    /// Who submits (Hadoop's pseudo authentication).
+    #[arg(long)]
+    user: Option<String>,
+    /// Give up waiting after this many seconds (the application keeps running).
+    #[arg(long, default_value_t = 600)]
+    timeout: u64,
+    /// The shell command each container runs.
+    #[arg(last = true, required = true)]
+    command: Vec<String>,
+}
+
+#[derive(Args)]
+pub struct ShellAmArgs {
+    #[arg(long)]
+    num_containers: u32,
+    #[arg(long)]
+    memory: i64,
+    #[arg(long)]
+    vcores: i64,
+    /// Milliseconds between allocate calls.
+    #[arg(long, default_value_t = 200)]
+    interval_ms: u64,
+}
+
+fn user_of(args: &ShellArgs) -> String {
+    args.user.clone().or_else(|| std::env::var("USER").ok()).unwrap_or_else(|| "fairloom".to_string())
+}
+
+fn rest_error(e: ureq::Error) -> anyhow::Error {
+    match e {
+        ureq::Error::Status(code, r) => {
+            let body: Value = r.into_json().unwrap_or(Value::Null);
+            let msg = body["RemoteException"]["message"].as_str().unwrap_or("(no message)").to_string();
+            anyhow!("HTTP {code}: {msg}")
+        }
+        other => anyhow!("{other}"),
+    }
+}
+
+pub fn run(args: &ShellArgs) -> Result<ExitCode> {
+    let user = user_of(args);
+    let base = args.rm.trim_end_matches('/');
+    let agent = ureq::AgentBuilder::new().timeout(Duration::from_secs(30)).build();
+    let q = format!("user.name={user}");
+    let new: Value = agent
+        .post(&format!("{base}/ws/v1/cluster/apps/new-application?{q}"))
+        .call()
+        .map_err(rest_error)
+        .with_context(|| format!("asking {base} for a new application"))?
+        .into_json()?;
+    let id = new["application-id"].as_str().ok_or_else(|| anyhow!("new-application gave no id: {new}"))?.to_string();
+    let exe = std::env::current_exe().context("where is this binary")?;
+    let am = format!(
+        "./fairloom shell-am --num-containers {} --memory {} --vcores {} 1><LOG_DIR>/AppMaster.stdout 2><LOG_DIR>/AppMaster.stderr",
+        args.num_containers, args.memory, args.vcores
+    );
+    let mut body = json!({
+        "application-id": id,
+        "application-name": args.name,
+        "application-type": "DISTRIBUTEDSHELL",
+        "am-container-spec": {
+            "local-resources": { "entry": [{ "key": "fairloom", "value": {
+                "resource": format!("file://{}", exe.display()), "type": "FILE", "visibility": "APPLICATION" } }] },
+            "environment": { "entry": [{ "key": COMMAND_ENV, "value": args.command.join(" ") }] },
+            "commands": { "command": am },
+        },
+        "resource": { "memory": args.master_memory, "vCores": 1 },
+        "max-app-attempts": 2,
+    });
+    if let Some(queue) = &args.queue {
+        body["queue"] = json!(queue);
+    }
+    agent
+        .post(&format!("{base}/ws/v1/cluster/apps?{q}"))
+        .send_json(body)
+        .map_err(rest_error)
+        .context("submitting the application")?;
+    println!("Submitted application {id}");
+    let deadline = Instant::now() + Duration::from_secs(args.timeout);
+    let mut last = String::new();
+    while Instant::now() < deadline {
+        let app: Value = match agent.get(&format!("{base}/ws/v1/cluster/apps/{id}")).call() {
+            Ok(r) => r.into_json()?,
+            // The RM may be restarting: keep waiting.
+            Err(_) => {
+                std::thread::sleep(Duration::from_millis(500));
+                continue;
+            }
+        };
+        let app = &app["app"];
+        let state = app["state"].as_str().unwrap_or("?").to_string();
+        let line = format!(
+            "{id}: state {state}, progress {:.0}%, running containers {}",
+            app["progress"].as_f64().unwrap_or(0.0),
+            app["runningContainers"]
+        );
+        if line != last {
+            println!("{line}");
+            last = line;
+        }
+        if matches!(state.as_str(), "FINISHED" | "FAILED" | "KILLED") {
+            let fin = app["finalStatus"].as_str().unwrap_or("?");
+            println!("Application {id} {state} with final status {fin}");
+            if let Some(d) = app["diagnostics"].as_str().filter(|d| !d.is_empty()) {
+                println!("Diagnostics: {d}");
+            }
+            return Ok(if fin == "SUCCEEDED" { ExitCode::SUCCESS } else { ExitCode::from(1) });
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    bail!("gave up waiting for {id} after {} s (it keeps running)", args.timeout)
+}
+
+/// The AM's side of the AM protocol.
+struct AmClient {
+    agent: ureq::Agent,
+    base: String,
+    token: String,
+    attempt: String,
+}
+
+impl AmClient {
+    fn post<T: serde::Serialize, R: serde::de::DeserializeOwned>(&self, path: &str, body: &T) -> Result<R> {
+        self.agent
+            .post(&format!("{}{path}", self.base))
+            .set(paths::AMRM_TOKEN_HEADER, &self.token)
+            .send_json(body)
+            .map_err(rest_error)?
+            .into_json()
+            .context("reading the RM's answer")
+    }
+
+    fn register(&self) -> Result<RegisterAmResponse> {
+        let req = RegisterAmRequest {
+            attempt_id: self.attempt.clone(),
+            host: "127.0.0.1".to_string(),
+            rpc_port: -1,
+            tracking_url: String::new(),
+        };
+        self.post(paths::REGISTER_AM, &req)
+    }
+}
+
+fn need_env(name: &str) -> Result<String> {
+    std::env::var(name).map_err(|_| anyhow!("{name} is not set: shell-am runs inside an AM container"))
+}
+
+/// How the AM's containers ended so far.
+#[derive(Default)]
+struct Tally {
+    succeeded: u32,
+    failed: Vec<(String, i32)>,
+}
+
+pub fn run_am(args: &ShellAmArgs) -> Result<ExitCode> {
+    let container: fairloom_model::ContainerId = need_env(env::CONTAINER_ID)?.parse()?;
+    let client = AmClient {
+        agent: ureq::AgentBuilder::new().timeout(Duration::from_secs(30)).build(),
+        base: format!("http://{}", need_env(env::RM_SCHEDULER_ADDRESS)?),
+        token: need_env(env::AMRM_TOKEN)?,
+        attempt: container.attempt.to_string(),
+    };
+    let command = need_env(COMMAND_ENV)?;
+    let user = std::env::var(env::APP_SUBMITTER_USER).unwrap_or_else(|_| "fairloom".to_string());
+    let capability = Res::new(args.memory, args.vcores);
+    let n = args.num_containers;
+    let registered = client.register()?;
+    eprintln!("registered {} in queue {}", client.attempt, registered.queue);
+    let mut response_id = 0i64;
+    // What the RM holds for us at the key (AMRMClient's bookkeeping): sent only when it changes.
+    let mut outstanding = n as i32;
+    let mut send_ask = true;
+    let mut launched: BTreeMap<String, Container> = BTreeMap::new();
+    let mut tally = Tally::default();
+    let mut failures_since = None::<Instant>;
+    let stop_agent = ureq::AgentBuilder::new().timeout(Duration::from_secs(10)).build();
+    while tally.succeeded + (tally.failed.len() as u32) < n {
+        let req = AllocateRequest {
+            attempt_id: client.attempt.clone(),
+            response_id,
+            asks: if send_ask {
+                vec![ResourceRequest {
+                    priority: 0,
+                    resource_name: "*".to_string(),
+                    capability,
+                    num_containers: outstanding.max(0),
+                    relax_locality: true,
+                }]
+            } else {
+                Vec::new()
+            },
+            releases: Vec::new(),
+            progress: (tally.succeeded + tally.failed.len() as u32) as f32 / n.max(1) as f32,
+        };
+        let resp: AllocateResponse = match client.post(paths::ALLOCATE, &req) {
+            Ok(r) => {
+                failures_since = None;
+                r
+            }
+            Err(e) => {
+                // The RM may be restarting; give up only after a long silence.
+                let since = *failures_since.get_or_insert_with(Instant::now);
+                if since.elapsed() > Duration::from_secs(300) {
+                    return Err(e.context("the RM has not answered for 300 s"));
+                }
+                std::thread::sleep(Duration::from_millis(args.interval_ms));
+                continue;
+            }
+        };
+        if resp.am_command == Some(AmCommand::AmResync) {
+            eprintln!("RM asked for a resync: registering again");
+            let again = client.register()?;
+            for c in again.containers_from_previous_attempts {
+                launched.entry(c.id.clone()).or_insert(c);
+            }
+            response_id = 0;
+            send_ask = true;
+            continue;
+        }
+        if resp.am_command == Some(AmCommand::AmShutdown) {
+            bail!("the RM asked this AM to shut down");
+        }
+        send_ask = false;
+        response_id = resp.response_id;
+        let mut extra = Vec::new();
+        for c in resp.allocated {
+            let done = tally.succeeded + tally.failed.len() as u32;
+            let wanted = (launched.len() as u32) + done < n;
+            outstanding -= 1;
+            if !wanted {
+                extra.push(c.id.clone());
+                continue;
+            }
+            let start = StartContainersRequest {
+                containers: vec![StartContainer {
+                    container_id: c.id.clone(),
+                    user: user.clone(),
+                    resource: c.resource,
+                    priority: c.priority,
+                    token: c.token.clone(),
+                    launch: LaunchContext {
+                        commands: vec![format!("{command} 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr")],
+                        environment: Vec::new(),
+                        local_resources: Vec::new(),
+                    },
+                }],
+            };
+            let url = format!("http://{}{}", c.node_http_address, paths::START_CONTAINERS);
+            match client.agent.post(&url).send_json(&start) {
+                Ok(r) => {
+                    let r: StartContainersResponse = r.into_json()?;
+                    if r.started.contains(&c.id) {
+                        eprintln!("started {} on {}", c.id, c.node_id);
+                        launched.insert(c.id.clone(), c);
+                    } else {
+                        tally.failed.push((c.id.clone(), -1));
+                    }
+                }
+                Err(e) => {
+                    eprintln!("could not start {} on {}: {}", c.id, c.node_id, rest_error(e));
+                    tally.failed.push((c.id.clone(), -1));
+                }
+            }
+        }
+        if !extra.is_empty() {
+            let release = AllocateRequest {
+                attempt_id: client.attempt.clone(),
+                response_id,
+                asks: Vec::new(),
+                releases: extra,
+                progress: 0.0,
+            };
+            if let Ok(r) = client.post::<_, AllocateResponse>(paths::ALLOCATE, &release) {
+                response_id = r.response_id;
+            }
+        }
+        for s in resp.completed {
+            if launched.remove(&s.container_id).is_none() {
+                continue;
+            }
+            match s.exit_status {
+                0 => tally.succeeded += 1,
+                // Lost to the framework (preempted, node lost, killed by the RM): ask again,
+                // as YARN's DistributedShell does.
+                exit::ABORTED | exit::PREEMPTED | exit::KILLED_BY_RESOURCEMANAGER | exit::DISKS_FAILED => {
+                    eprintln!("{} was lost ({}): asking for another", s.container_id, s.exit_status);
+                    outstanding += 1;
+                    send_ask = true;
+                }
+                code => tally.failed.push((s.container_id.clone(), code)),
+            }
+        }
+        if let Some(p) = resp.preemption {
+            eprintln!("preemption warning for {} containers", p.strict_contract.len() + p.contract.len());
+        }
+        std::thread::sleep(Duration::from_millis(args.interval_ms));
+    }
+    // Stop anything still running (there should be nothing).
+    for c in launched.values() {
+        let url = format!("http://{}{}", c.node_http_address, paths::STOP_CONTAINERS);
+        let _ = stop_agent.post(&url).send_json(StopContainersRequest { container_ids: vec![c.id.clone()] });
+    }
+    let (status, diagnostics) = if tally.failed.is_empty() {
+        (FinalStatus::Succeeded, format!("Diagnostics., total={n}, completed={}, failed=0", tally.succeeded))
+    } else {
+        let codes: Vec<String> = tally.failed.iter().map(|(c, code)| format!("{c} exited with {code}")).collect();
+        (
+            FinalStatus::Failed,
+            format!(
+                "Diagnostics., total={n}, completed={}, failed={}; {}",
+                tally.succeeded,
+                tally.failed.len(),
+                codes.join("; ")
+            ),
+        )
+    };
+    eprintln!("finishing: {} {diagnostics}", status.name());
+    let fin = FinishAmRequest {
+        attempt_id: client.attempt.clone(),
+        final_status: status,
+        diagnostics,
+        tracking_url: String::new(),
+    };
+    let _: fairloom_protocol::am::FinishAmResponse = client.post(paths::FINISH_AM, &fin)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,282 @@
+//! The service end to end, as processes on loopback: `fairloom rm`, `fairloom nm` and
+//! `fairloom shell` run real containers; the RM restarts without losing an application;
+//! lost nodes, dead AMs and kills behave as YARN's; bad input gets YARN's errors.
+
+mod service_support;
+
+use std::time::Duration;
+
+use serde_json::Value;
+use service_support::*;
+
+#[test]
+fn a_shell_app_runs_its_command_in_every_container_and_succeeds() {
+    let dir = TempDir::new("shell");
+    let c = write_conf(&dir.0, &[], None);
+    let _rm = start_rm(&c);
+    let _nm1 = start_nm(&c, &dir.0, "nm1", "4096 mb, 4 vcores");
+    let _nm2 = start_nm(&c, &dir.0, "nm2", "4096 mb, 4 vcores");
+    wait_nodes(&c, 2);
+    let mut s = shell(&c, &["--num-containers", "4", "--", "echo hello from $CONTAINER_ID"]);
+    let id = submitted_id(&mut s);
+    let (code, out) = s.finish(Duration::from_secs(60));
+    assert_eq!(code, Some(0), "{out:?}");
+    assert!(out.iter().any(|l| l.contains("FINISHED with final status SUCCEEDED")), "{out:?}");
+    let a = app(&c, &id);
+    assert_eq!(a["state"], "FINISHED");
+    assert_eq!(a["finalStatus"], "SUCCEEDED");
+    assert_eq!(a["user"], "alice");
+    assert_eq!(a["queue"], "root.default");
+    // Every container wrote its own id to its stdout under the node's log dir.
+    let mut said = Vec::new();
+    for nm in ["nm1", "nm2"] {
+        let logs = dir.0.join(nm).join("userlogs").join(&id);
+        for entry in std::fs::read_dir(&logs).into_iter().flatten().flatten() {
+            if let Ok(text) = std::fs::read_to_string(entry.path().join("stdout")) {
+                said.extend(text.lines().map(str::to_string));
+            }
+        }
+    }
+    said.sort();
+    assert_eq!(said.len(), 4, "{said:?}");
+    assert!(said.iter().all(|l| l.starts_with("hello from container_") && l.contains(&id[12..])), "{said:?}");
+    let attempts = get(&format!("http://{}/ws/v1/cluster/apps/{id}/appattempts", c.web)).unwrap();
+    assert_eq!(attempts["appAttempts"]["appAttempt"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn a_failing_command_fails_the_app_with_the_exit_codes() {
+    let dir = TempDir::new("fail");
+    let c = write_conf(&dir.0, &[], None);
+    let _rm = start_rm(&c);
+    let _nm = start_nm(&c, &dir.0, "nm1", "8192 mb, 8 vcores");
+    wait_nodes(&c, 1);
+    let mut s = shell(&c, &["--num-containers", "2", "--", "exit 3"]);
+    let id = submitted_id(&mut s);
+    let (code, out) = s.finish(Duration::from_secs(60));
+    assert_eq!(code, Some(1), "{out:?}");
+    let a = app(&c, &id);
+    assert_eq!(a["state"], "FINISHED");
+    assert_eq!(a["finalStatus"], "FAILED");
+    let d = a["diagnostics"].as_str().unwrap();
+    assert!(d.contains("failed=2") && d.contains("exited with 3"), "{d}");
+}
+
+#[test]
+fn an_rm_killed_mid_app_restarts_and_the_app_still_succeeds() {
+    let dir = TempDir::new("restart");
+    let c = write_conf(&dir.0, &[], None);
+    let mut rm = start_rm(&c);
+    let _nm1 = start_nm(&c, &dir.0, "nm1", "4096 mb, 4 vcores");
+    let _nm2 = start_nm(&c, &dir.0, "nm2", "4096 mb, 4 vcores");
+    wait_nodes(&c, 2);
+    let mut s = shell(&c, &["--num-containers", "3", "--", "sleep 4; echo done"]);
+    let id = submitted_id(&mut s);
+    // Mid-run: the AM and all three containers are running.
+    eventually(Duration::from_secs(30), "containers to run", || {
+        (app(&c, &id)["runningContainers"].as_u64()? == 4).then_some(())
+    });
+    rm.sigkill();
+    let _rm2 = start_rm(&c);
+    let recovered = app(&c, &id);
+    assert_eq!(recovered["state"], "RUNNING", "the stored app is back at once: {recovered}");
+    // The nodes re-register with their containers; the scheduler takes them back.
+    eventually(Duration::from_secs(20), "usage restored", || {
+        let a = app(&c, &id);
+        (a["runningContainers"].as_u64()? >= 1 && a["allocatedMB"].as_i64()? >= 1024).then_some(())
+    });
+    let (code, out) = s.finish(Duration::from_secs(60));
+    assert_eq!(code, Some(0), "{out:?}");
+    let a = app(&c, &id);
+    assert_eq!(a["finalStatus"], "SUCCEEDED", "{a}");
+    let attempts = get(&format!("http://{}/ws/v1/cluster/apps/{id}/appattempts", c.web)).unwrap();
+    assert_eq!(attempts["appAttempts"]["appAttempt"].as_array().unwrap().len(), 1, "no second attempt: {attempts}");
+    // No container started twice: each of the three wrote "done" exactly once.
+    let mut done = 0;
+    for nm in ["nm1", "nm2"] {
+        let logs = dir.0.join(nm).join("userlogs").join(&id);
+        for entry in std::fs::read_dir(&logs).into_iter().flatten().flatten() {
+            done += std::fs::read_to_string(entry.path().join("stdout")).unwrap_or_default().matches("done").count();
+        }
+    }
+    assert_eq!(done, 3);
+}
+
+#[test]
+fn a_lost_node_is_reported_and_its_containers_are_asked_for_again() {
+    let dir = TempDir::new("lost");
+    let c = write_conf(&dir.0, &[], None);
+    let _rm = start_rm(&c);
+    // One small node for the AM and one container, one for the rest.
+    let _nm1 = start_nm(&c, &dir.0, "nm1", "2048 mb, 2 vcores");
+    wait_nodes(&c, 1);
+    let mut nm2 = start_nm(&c, &dir.0, "nm2", "2048 mb, 2 vcores");
+    wait_nodes(&c, 2);
+    let mut s = shell(&c, &["--num-containers", "3", "--", "sleep 3"]);
+    let id = submitted_id(&mut s);
+    eventually(Duration::from_secs(30), "containers to run", || {
+        (app(&c, &id)["runningContainers"].as_u64()? == 4).then_some(())
+    });
+    let node_id = node_id(&nm2);
+    nm2.sigkill();
+    eventually(Duration::from_secs(15), "the node to be LOST", || {
+        let n = get(&format!("http://{}/ws/v1/cluster/nodes/{node_id}", c.web)).ok()?;
+        (n["node"]["state"] == "LOST").then_some(())
+    });
+    let lost = get(&format!("http://{}/ws/v1/cluster/nodes?states=LOST", c.web)).unwrap();
+    assert_eq!(lost["nodes"]["node"].as_array().unwrap().len(), 1);
+    let (code, out) = s.finish(Duration::from_secs(60));
+    assert_eq!(code, Some(0), "the lost containers ran again elsewhere: {out:?}");
+    let m = get(&format!("http://{}/ws/v1/cluster/metrics", c.web)).unwrap();
+    assert_eq!(m["clusterMetrics"]["lostNodes"], 1);
+}
+
+fn submit_raw(c: &Cluster, command: &str, extra: &str) -> String {
+    let new = send("POST", &format!("http://{}/ws/v1/cluster/apps/new-application?user.name=bob", c.web), "").unwrap();
+    let id = new["application-id"].as_str().unwrap().to_string();
+    let body = format!(
+        r#"{{"application-id":"{id}","application-name":"raw","am-container-spec":{{"commands":{{"command":"{command}"}}}},"resource":{{"memory":1024,"vCores":1}}{extra}}}"#
+    );
+    send("POST", &format!("http://{}/ws/v1/cluster/apps?user.name=bob", c.web), &body).unwrap();
+    id
+}
+
+#[test]
+fn a_dying_am_fails_its_attempt_and_the_app_fails_after_max_attempts() {
+    let dir = TempDir::new("amfail");
+    let c = write_conf(&dir.0, &[], None);
+    let _rm = start_rm(&c);
+    let _nm = start_nm(&c, &dir.0, "nm1", "8192 mb, 8 vcores");
+    wait_nodes(&c, 1);
+    let id = submit_raw(&c, "exit 7", "");
+    let a = eventually(Duration::from_secs(30), "the app to fail", || {
+        let a = app(&c, &id);
+        (a["state"] == "FAILED").then_some(a)
+    });
+    assert_eq!(a["finalStatus"], "FAILED");
+    let d = a["diagnostics"].as_str().unwrap();
+    assert!(d.contains("failed 2 times") && d.contains("exitCode: 7"), "{d}");
+    let attempts = get(&format!("http://{}/ws/v1/cluster/apps/{id}/appattempts", c.web)).unwrap();
+    let list = attempts["appAttempts"]["appAttempt"].as_array().unwrap();
+    assert_eq!(list.len(), 2, "yarn.resourcemanager.am.max-attempts is 2: {attempts}");
+    assert!(list.iter().all(|a| a["appAttemptState"] == "FAILED"));
+}
+
+#[test]
+fn a_silent_am_times_out_and_a_new_attempt_starts() {
+    let dir = TempDir::new("amexpiry");
+    let c = write_conf(&dir.0, &[("yarn.am.liveness-monitor.expiry-interval-ms", "1500")], None);
+    let _rm = start_rm(&c);
+    let _nm = start_nm(&c, &dir.0, "nm1", "8192 mb, 8 vcores");
+    wait_nodes(&c, 1);
+    // An AM that never registers nor heartbeats.
+    let id = submit_raw(&c, "sleep 30", r#","max-app-attempts":2"#);
+    let a = eventually(Duration::from_secs(30), "both attempts to time out", || {
+        let a = app(&c, &id);
+        (a["state"] == "FAILED").then_some(a)
+    });
+    assert!(a["diagnostics"].as_str().unwrap().contains("timed out"), "{a}");
+    // The timed-out AMs' processes were killed on the node.
+    let node = get(&format!("http://{}/ws/v1/cluster/nodes", c.web)).unwrap()["nodes"]["node"][0]["nodeHTTPAddress"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    eventually(Duration::from_secs(10), "the AM containers to be killed", || {
+        let cs = get(&format!("http://{node}/ws/v1/node/containers")).ok()?;
+        let list = cs["containers"]["container"].as_array()?.clone();
+        (list.len() == 2 && list.iter().all(|c| c["state"] == "COMPLETE" && c["exitCode"] == -106)).then_some(())
+    });
+}
+
+#[test]
+fn a_kill_over_rest_stops_every_container_of_the_app() {
+    let dir = TempDir::new("kill");
+    let c = write_conf(&dir.0, &[], None);
+    let _rm = start_rm(&c);
+    let _nm = start_nm(&c, &dir.0, "nm1", "8192 mb, 8 vcores");
+    wait_nodes(&c, 1);
+    let mut s = shell(&c, &["--num-containers", "2", "--", "sleep 60"]);
+    let id = submitted_id(&mut s);
+    eventually(Duration::from_secs(30), "containers to run", || {
+        (app(&c, &id)["runningContainers"].as_u64()? == 3).then_some(())
+    });
+    let url = format!("http://{}/ws/v1/cluster/apps/{id}/state", c.web);
+    let e = send("PUT", &url, r#"{"state":"KILLED"}"#).unwrap_err();
+    assert_eq!(e.0, 403, "a kill needs a user: {e:?}");
+    let e = send("PUT", &format!("{url}?user.name=alice"), r#"{"state":"RUNNING"}"#).unwrap_err();
+    assert_eq!(e.0, 400);
+    assert_eq!(e.1["RemoteException"]["message"], "Only 'KILLED' is allowed as a target state.");
+    let r = send("PUT", &format!("{url}?user.name=alice"), r#"{"state":"KILLED"}"#).unwrap();
+    assert_eq!(r["state"], "KILLED");
+    let (code, _) = s.finish(Duration::from_secs(30));
+    assert_eq!(code, Some(1));
+    let node = get(&format!("http://{}/ws/v1/cluster/nodes", c.web)).unwrap()["nodes"]["node"][0]["nodeHTTPAddress"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    eventually(Duration::from_secs(10), "every container to stop", || {
+        let cs = get(&format!("http://{node}/ws/v1/node/containers")).ok()?;
+        let list = cs["containers"]["container"].as_array()?.clone();
+        (list.len() == 3 && list.iter().all(|c| c["state"] == "COMPLETE")).then_some(())
+    });
+    assert_eq!(app(&c, &id)["finalStatus"], "KILLED");
+}
+
+#[test]
+fn bad_input_gets_yarns_errors_and_changes_nothing() {
+    let dir = TempDir::new("bad");
+    let alloc = r#"<allocations><queue name="only"/><queuePlacementPolicy><rule name="specified" create="false"/><rule name="reject"/></queuePlacementPolicy></allocations>"#;
+    let c = write_conf(&dir.0, &[], Some(alloc));
+    let _rm = start_rm(&c);
+    let nm = start_nm(&c, &dir.0, "nm1", "8192 mb, 8 vcores");
+    wait_nodes(&c, 1);
+    let base = format!("http://{}/ws/v1/cluster", c.web);
+    let exception = |e: (u16, Value)| (e.0, e.1["RemoteException"]["exception"].as_str().unwrap_or("").to_string());
+    // Malformed JSON.
+    let e = send("POST", &format!("{base}/apps?user.name=bob"), "{not json").unwrap_err();
+    assert_eq!(exception(e), (400, "BadRequestException".to_string()));
+    // Unknown ids.
+    assert_eq!(
+        exception(get(&format!("{base}/apps/application_1_9999")).unwrap_err()),
+        (404, "NotFoundException".to_string())
+    );
+    assert_eq!(exception(get(&format!("{base}/apps/nonsense")).unwrap_err()), (400, "BadRequestException".to_string()));
+    assert_eq!(exception(get(&format!("{base}/nodes/nohost:1")).unwrap_err()), (404, "NotFoundException".to_string()));
+    // An AM larger than the maximum allocation.
+    let new = send("POST", &format!("{base}/apps/new-application?user.name=bob"), "").unwrap();
+    let id = new["application-id"].as_str().unwrap().to_string();
+    assert_eq!(new["maximum-resource-capability"]["memory"], 8192);
+    let body = format!(
+        r#"{{"application-id":"{id}","queue":"only","am-container-spec":{{"commands":{{"command":"true"}}}},"resource":{{"memory":100000,"vCores":1}}}}"#
+    );
+    let e = send("POST", &format!("{base}/apps?user.name=bob"), &body).unwrap_err();
+    assert_eq!(exception(e), (400, "InvalidResourceRequestException".to_string()));
+    // A queue the placement policy rejects.
+    let body = format!(
+        r#"{{"application-id":"{id}","queue":"nosuch","am-container-spec":{{"commands":{{"command":"true"}}}}}}"#
+    );
+    let e = send("POST", &format!("{base}/apps?user.name=bob"), &body).unwrap_err();
+    assert_eq!(e.0, 400);
+    assert!(e.1["RemoteException"]["message"].as_str().unwrap().contains("rejected"), "{e:?}");
+    // A container start without a valid token.
+    let node =
+        get(&format!("{base}/nodes")).unwrap()["nodes"]["node"][0]["nodeHTTPAddress"].as_str().unwrap().to_string();
+    let forged = format!(
+        r#"{{"containers":[{{"container_id":"container_1_0001_01_000002","user":"bob","resource":{{"memory":1024,"vCores":1}},"priority":0,"token":"00ff","launch":{{"commands":["touch {}/pwned"],"environment":[],"local_resources":[]}}}}]}}"#,
+        dir.0.display()
+    );
+    let e = send("POST", &format!("http://{node}/fairloom/v1/containers/start"), &forged).unwrap_err();
+    assert_eq!(e.0, 403, "{e:?}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!dir.0.join("pwned").exists());
+    // The RM still runs and still knows nothing of the refused submissions.
+    let apps = get(&format!("{base}/apps")).unwrap();
+    assert_eq!(apps["apps"], Value::Null);
+    // The id is still free: a good submission to the right queue goes through.
+    let body = format!(
+        r#"{{"application-id":"{id}","queue":"only","am-container-spec":{{"commands":{{"command":"sleep 1"}}}}}}"#
+    );
+    send("POST", &format!("{base}/apps?user.name=bob"), &body).unwrap();
+    assert_eq!(app(&c, &id)["queue"], "root.only");
+    drop(nm);
+}

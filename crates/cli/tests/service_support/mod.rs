@@ -1,0 +1,271 @@
+//! Running `fairloom rm`, `fairloom nm` and `fairloom shell` as real processes on loopback,
+//! each stopped when its guard drops; every wait is bounded.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_fairloom");
+
+/// A free port on loopback (bound, then let go).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> Self {
+        let p = std::env::temp_dir().join(format!("fairloom-it-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Self(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A yarn-site.xml with fixed loopback ports (so a restarted RM is found again), short
+/// intervals, the Fair Scheduler and recovery on; `extra` adds or overrides keys.
+pub struct Cluster {
+    pub conf: PathBuf,
+    pub web: String,
+    pub tracker: String,
+}
+
+pub fn write_conf(dir: &Path, extra: &[(&str, &str)], allocations: Option<&str>) -> Cluster {
+    let conf = dir.join("conf");
+    std::fs::create_dir_all(&conf).unwrap();
+    let web = format!("127.0.0.1:{}", free_port());
+    let tracker = format!("127.0.0.1:{}", free_port());
+    let sched = format!("127.0.0.1:{}", free_port());
+    let store = dir.join("rmstore").display().to_string();
+    let mut props: Vec<(String, String)> = vec![
+        ("yarn.resourcemanager.webapp.address", web.as_str()),
+        ("yarn.resourcemanager.resource-tracker.address", tracker.as_str()),
+        ("yarn.resourcemanager.scheduler.address", sched.as_str()),
+        (
+            "yarn.resourcemanager.scheduler.class",
+            "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler",
+        ),
+        ("yarn.scheduler.fair.user-as-default-queue", "false"),
+        ("yarn.resourcemanager.recovery.enabled", "true"),
+        ("yarn.resourcemanager.leveldb-state-store.path", store.as_str()),
+        ("yarn.resourcemanager.nodemanagers.heartbeat-interval-ms", "100"),
+        ("yarn.nm.liveness-monitor.expiry-interval-ms", "3000"),
+        ("yarn.am.liveness-monitor.expiry-interval-ms", "4000"),
+        ("yarn.nodemanager.sleep-delay-before-sigkill.ms", "300"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    for (k, v) in extra {
+        props.retain(|(name, _)| name != k);
+        props.push((k.to_string(), v.to_string()));
+    }
+    let mut xml = String::from("<configuration>\n");
+    for (k, v) in &props {
+        xml.push_str(&format!("  <property><name>{k}</name><value>{v}</value></property>\n"));
+    }
+    xml.push_str("</configuration>\n");
+    std::fs::write(conf.join("yarn-site.xml"), xml).unwrap();
+    if let Some(a) = allocations {
+        std::fs::write(conf.join("fair-scheduler.xml"), a).unwrap();
+    }
+    Cluster { conf, web, tracker }
+}
+
+/// A child process, killed (SIGTERM, then SIGKILL) when dropped.
+pub struct Proc {
+    pub child: Child,
+    pub lines: mpsc::Receiver<String>,
+    pub seen: Vec<String>,
+}
+
+impl Proc {
+    pub fn spawn(args: &[&str]) -> Self {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start fairloom");
+        let out = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self { child, lines: rx, seen: Vec::new() }
+    }
+
+    /// Wait (bounded) for an output line containing `text`.
+    pub fn wait_line(&mut self, text: &str, within: Duration) -> String {
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline {
+            if let Ok(line) = self.lines.recv_timeout(Duration::from_millis(100)) {
+                self.seen.push(line.clone());
+                if line.contains(text) {
+                    return line;
+                }
+            }
+        }
+        panic!("no line with '{text}' within {within:?}; saw {:?}", self.seen);
+    }
+
+    /// Wait (bounded) for the process to exit; all its output lines.
+    pub fn finish(mut self, within: Duration) -> (Option<i32>, Vec<String>) {
+        let deadline = Instant::now() + within;
+        loop {
+            while let Ok(line) = self.lines.try_recv() {
+                self.seen.push(line);
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                std::thread::sleep(Duration::from_millis(50));
+                while let Ok(line) = self.lines.try_recv() {
+                    self.seen.push(line);
+                }
+                return (status.code(), std::mem::take(&mut self.seen));
+            }
+            if Instant::now() > deadline {
+                panic!("still running after {within:?}; output {:?}", self.seen);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn sigkill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    fn terminate(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            // SAFETY: signalling our own child by pid.
+            unsafe {
+                libc_kill(self.child.id() as i32, 15);
+            }
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.terminate();
+    }
+}
+
+pub fn start_rm(c: &Cluster) -> Proc {
+    let mut rm = Proc::spawn(&["rm", "--conf", c.conf.to_str().unwrap()]);
+    rm.wait_line("REST API", Duration::from_secs(20));
+    rm
+}
+
+pub fn start_nm(c: &Cluster, dir: &Path, name: &str, resource: &str) -> Proc {
+    let d = dir.join(name);
+    let mut nm = Proc::spawn(&[
+        "nm",
+        "--rm",
+        &c.tracker,
+        "--resource",
+        resource,
+        "--dir",
+        d.to_str().unwrap(),
+        "--conf",
+        c.conf.to_str().unwrap(),
+    ]);
+    nm.wait_line("fairloom NodeManager", Duration::from_secs(20));
+    nm
+}
+
+pub fn get(url: &str) -> Result<Value, (u16, Value)> {
+    match ureq::get(url).call() {
+        Ok(r) => Ok(r.into_json().unwrap_or(Value::Null)),
+        Err(ureq::Error::Status(code, r)) => Err((code, r.into_json().unwrap_or(Value::Null))),
+        Err(e) => Err((0, Value::String(e.to_string()))),
+    }
+}
+
+pub fn send(method: &str, url: &str, body: &str) -> Result<Value, (u16, Value)> {
+    let r = ureq::request(method, url).set("content-type", "application/json").send_string(body);
+    match r {
+        Ok(r) => {
+            let text = r.into_string().unwrap_or_default();
+            Ok(serde_json::from_str(&text).unwrap_or(Value::Null))
+        }
+        Err(ureq::Error::Status(code, r)) => Err((code, r.into_json().unwrap_or(Value::Null))),
+        Err(e) => Err((0, Value::String(e.to_string()))),
+    }
+}
+
+/// Poll `f` every 100 ms until it gives `Some`, for at most `within`.
+pub fn eventually<T>(within: Duration, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        if Instant::now() > deadline {
+            panic!("timed out after {within:?} waiting for {what}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Wait until `nodes` NodeManagers are RUNNING.
+pub fn wait_nodes(c: &Cluster, nodes: usize) {
+    eventually(Duration::from_secs(20), "nodes to register", || {
+        let m = get(&format!("http://{}/ws/v1/cluster/metrics", c.web)).ok()?;
+        (m["clusterMetrics"]["activeNodes"].as_u64()? as usize >= nodes).then_some(())
+    });
+}
+
+pub fn app(c: &Cluster, id: &str) -> Value {
+    get(&format!("http://{}/ws/v1/cluster/apps/{id}", c.web)).map(|v| v["app"].clone()).unwrap_or(Value::Null)
+}
+
+/// Submit a DistributedShell app without waiting; its id.
+pub fn shell(c: &Cluster, args: &[&str]) -> Proc {
+    let rm = format!("http://{}", c.web);
+    let mut all = vec!["shell", "--rm", rm.as_str(), "--timeout", "90", "--user", "alice"];
+    all.extend_from_slice(args);
+    Proc::spawn(&all)
+}
+
+pub fn submitted_id(p: &mut Proc) -> String {
+    let line = p.wait_line("Submitted application", Duration::from_secs(20));
+    line.rsplit(' ').next().unwrap().to_string()
+}
+
+/// The node id a NodeManager printed at start.
+pub fn node_id(nm: &Proc) -> String {
+    let line = nm.seen.iter().find(|l| l.contains("fairloom NodeManager")).expect("started");
+    line.split_whitespace().nth(2).unwrap().to_string()
+}

@@ -1,0 +1,106 @@
+//! Local resources (YARN's localization, for `file://` URLs only): a FILE is linked into the
+//! container's work dir under its key, an ARCHIVE (tar, tar.gz, tgz) is unpacked into a
+//! directory of that name.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use fairloom_protocol::LocalResource;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LocalizeError {
+    #[error("local resource '{key}': {message}")]
+    Bad { key: String, message: String },
+}
+
+fn bad(r: &LocalResource, message: impl Into<String>) -> LocalizeError {
+    LocalizeError::Bad { key: r.key.clone(), message: message.into() }
+}
+
+fn source_path(r: &LocalResource) -> Result<PathBuf, LocalizeError> {
+    let path = match r.resource.strip_prefix("file://") {
+        Some(p) => p,
+        None if r.resource.starts_with('/') => r.resource.as_str(),
+        None => return Err(bad(r, format!("not supported: only file:// resources can be fetched ('{}')", r.resource))),
+    };
+    let path = PathBuf::from(path);
+    if !path.exists() {
+        return Err(bad(r, format!("{} does not exist", path.display())));
+    }
+    Ok(path)
+}
+
+/// The link name must stay inside the work dir.
+fn target(work: &Path, r: &LocalResource) -> Result<PathBuf, LocalizeError> {
+    if r.key.is_empty() || r.key.contains('/') || r.key == "." || r.key == ".." {
+        return Err(bad(r, "the key must be a plain file name"));
+    }
+    Ok(work.join(&r.key))
+}
+
+pub fn localize(work: &Path, resources: &[LocalResource]) -> Result<(), LocalizeError> {
+    for r in resources {
+        let src = source_path(r)?;
+        let dst = target(work, r)?;
+        match r.kind.to_ascii_uppercase().as_str() {
+            "FILE" => std::os::unix::fs::symlink(&src, &dst)
+                .map_err(|e| bad(r, format!("cannot link {}: {e}", src.display())))?,
+            "ARCHIVE" => unpack(&src, &dst).map_err(|e| bad(r, format!("cannot unpack {}: {e}", src.display())))?,
+            other => return Err(bad(r, format!("not supported: resource type {other} (FILE and ARCHIVE are)"))),
+        }
+    }
+    Ok(())
+}
+
+fn unpack(src: &Path, dst: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dst)?;
+    let name = src.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_ascii_lowercase();
+    let file = File::open(src)?;
+    if name.ends_with(".tar.gz") || name.ends_with(".tgz") {
+        tar::Archive::new(flate2::read::GzDecoder::new(file)).unpack(dst)
+    } else if name.ends_with(".tar") {
+        tar::Archive::new(file).unpack(dst)
+    } else {
+        Err(std::io::Error::other("not supported: archives are .tar, .tar.gz or .tgz"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn res(key: &str, path: &Path, kind: &str) -> LocalResource {
+        LocalResource {
+            key: key.to_string(),
+            resource: format!("file://{}", path.display()),
+            kind: kind.to_string(),
+            visibility: "APPLICATION".to_string(),
+        }
+    }
+
+    #[test]
+    fn files_are_linked_and_archives_unpacked() {
+        let dir = std::env::temp_dir().join(format!("fairloom-localize-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let work = dir.join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        let f = dir.join("data.txt");
+        std::fs::write(&f, "hello").unwrap();
+        let archive = dir.join("a.tar.gz");
+        {
+            let gz = flate2::write::GzEncoder::new(File::create(&archive).unwrap(), flate2::Compression::default());
+            let mut t = tar::Builder::new(gz);
+            t.append_path_with_name(&f, "inner.txt").unwrap();
+            t.into_inner().unwrap().finish().unwrap();
+        }
+        localize(&work, &[res("d.txt", &f, "FILE"), res("arch", &archive, "ARCHIVE")]).unwrap();
+        assert_eq!(std::fs::read_to_string(work.join("d.txt")).unwrap(), "hello");
+        assert_eq!(std::fs::read_to_string(work.join("arch/inner.txt")).unwrap(), "hello");
+        let e = localize(&work, &[res("../x", &f, "FILE")]).unwrap_err();
+        assert!(e.to_string().contains("plain file name"), "{e}");
+        let mut http = res("h", &f, "FILE");
+        http.resource = "hdfs://nn/x".to_string();
+        assert!(localize(&work, &[http]).unwrap_err().to_string().contains("not supported"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,203 @@
+//! The ResourceManager's configuration: yarn-site.xml with YARN's keys and defaults, and the
+//! scheduler's own file beside it.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use fairloom_config::properties::{parse_site_xml, Properties};
+
+pub const FAIR_CLASS: &str = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler";
+pub const CAPACITY_CLASS: &str = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler";
+
+pub mod keys {
+    pub const HOSTNAME: &str = "yarn.resourcemanager.hostname";
+    pub const WEBAPP_ADDRESS: &str = "yarn.resourcemanager.webapp.address";
+    pub const TRACKER_ADDRESS: &str = "yarn.resourcemanager.resource-tracker.address";
+    pub const SCHEDULER_ADDRESS: &str = "yarn.resourcemanager.scheduler.address";
+    pub const SCHEDULER_CLASS: &str = "yarn.resourcemanager.scheduler.class";
+    pub const NM_HEARTBEAT_MS: &str = "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms";
+    pub const NM_EXPIRY_MS: &str = "yarn.nm.liveness-monitor.expiry-interval-ms";
+    pub const AM_EXPIRY_MS: &str = "yarn.am.liveness-monitor.expiry-interval-ms";
+    pub const AM_MAX_ATTEMPTS: &str = "yarn.resourcemanager.am.max-attempts";
+    pub const RECOVERY: &str = "yarn.resourcemanager.recovery.enabled";
+    pub const STORE_CLASS: &str = "yarn.resourcemanager.store.class";
+    /// YARN's embedded store's directory; fairloom keeps its redb file there.
+    pub const LEVELDB_PATH: &str = "yarn.resourcemanager.leveldb-state-store.path";
+    pub const MAX_COMPLETED_APPS: &str = "yarn.resourcemanager.max-completed-applications";
+    pub const CLUSTER_ID: &str = "yarn.resourcemanager.cluster-id";
+    pub const FAIR_ALLOCATION_FILE: &str = "yarn.scheduler.fair.allocation.file";
+    pub const HADOOP_TMP_DIR: &str = "hadoop.tmp.dir";
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfError {
+    #[error("{file}: {message}")]
+    File { file: String, message: String },
+    #[error("{key}: {message}")]
+    Key { key: String, message: String },
+}
+
+/// Which scheduler `yarn.resourcemanager.scheduler.class` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchedulerKind {
+    Fair,
+    Capacity,
+}
+
+/// Everything the RM reads at start.
+#[derive(Debug, Clone)]
+pub struct RmConf {
+    /// yarn-site.xml (the scheduler reads its own keys from it).
+    pub site: Properties,
+    pub webapp: SocketAddr,
+    pub tracker: SocketAddr,
+    pub scheduler_address: SocketAddr,
+    pub scheduler: SchedulerKind,
+    /// The allocation file's text (Fair), or capacity-scheduler.xml's (Capacity), with its name.
+    pub scheduler_file: Option<(String, String)>,
+    pub nm_heartbeat_ms: u64,
+    pub nm_expiry_ms: i64,
+    pub am_expiry_ms: i64,
+    pub am_max_attempts: u32,
+    pub recovery: bool,
+    /// Where the state store lives.
+    pub state_dir: PathBuf,
+    pub max_completed_apps: usize,
+    pub cluster_id: String,
+}
+
+fn bad(key: &str, message: impl Into<String>) -> ConfError {
+    ConfError::Key { key: key.to_string(), message: message.into() }
+}
+
+/// `host:port` from `key`, defaulting to `${yarn.resourcemanager.hostname}:default_port`
+/// (YARN binds 0.0.0.0 by default; fairloom binds loopback unless told otherwise).
+fn address(site: &Properties, key: &str, default_port: u16) -> Result<SocketAddr, ConfError> {
+    let host = site.get(keys::HOSTNAME).map(String::as_str).unwrap_or("127.0.0.1");
+    let host = if host == "localhost" { "127.0.0.1" } else { host };
+    let text = site.get(key).cloned().unwrap_or_else(|| format!("{host}:{default_port}"));
+    let text = text.replace("${yarn.resourcemanager.hostname}", host).replace("localhost", "127.0.0.1");
+    text.parse().map_err(|_| bad(key, format!("'{text}' is not an IP address and port")))
+}
+
+fn number<T: std::str::FromStr>(site: &Properties, key: &str, default: T) -> Result<T, ConfError> {
+    match site.get(key) {
+        None => Ok(default),
+        Some(v) => v.trim().parse().map_err(|_| bad(key, format!("'{v}' is not a number"))),
+    }
+}
+
+fn boolean(site: &Properties, key: &str, default: bool) -> Result<bool, ConfError> {
+    match site.get(key).map(|v| v.trim().to_ascii_lowercase()) {
+        None => Ok(default),
+        Some(v) if v == "true" => Ok(true),
+        Some(v) if v == "false" => Ok(false),
+        Some(v) => Err(bad(key, format!("'{v}' is not true or false"))),
+    }
+}
+
+impl RmConf {
+    /// Read `DIR/yarn-site.xml` (absent: every default) and the scheduler's file.
+    pub fn from_dir(dir: &Path) -> Result<Self, ConfError> {
+        let site_path = dir.join("yarn-site.xml");
+        let site = match std::fs::read_to_string(&site_path) {
+            Ok(text) => parse_site_xml(&text)
+                .map_err(|e| ConfError::File { file: site_path.display().to_string(), message: e.to_string() })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Properties::new(),
+            Err(e) => return Err(ConfError::File { file: site_path.display().to_string(), message: e.to_string() }),
+        };
+        Self::from_site(site, dir)
+    }
+
+    /// The configuration `site` gives, with relative files looked up in `dir`.
+    pub fn from_site(site: Properties, dir: &Path) -> Result<Self, ConfError> {
+        let class = site.get(keys::SCHEDULER_CLASS).map(|s| s.trim().to_string());
+        let scheduler = match class.as_deref() {
+            None | Some(CAPACITY_CLASS) => SchedulerKind::Capacity,
+            Some(FAIR_CLASS) => SchedulerKind::Fair,
+            Some(other) => {
+                return Err(bad(
+                    keys::SCHEDULER_CLASS,
+                    format!("unknown scheduler class '{other}' (fairloom has {FAIR_CLASS} and {CAPACITY_CLASS})"),
+                ))
+            }
+        };
+        let file_name = match scheduler {
+            SchedulerKind::Fair => {
+                site.get(keys::FAIR_ALLOCATION_FILE).cloned().unwrap_or_else(|| "fair-scheduler.xml".to_string())
+            }
+            SchedulerKind::Capacity => "capacity-scheduler.xml".to_string(),
+        };
+        let path = dir.join(&file_name);
+        let scheduler_file = match std::fs::read_to_string(&path) {
+            Ok(text) => Some((path.display().to_string(), text)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(ConfError::File { file: path.display().to_string(), message: e.to_string() }),
+        };
+        let tmp = site.get(keys::HADOOP_TMP_DIR).cloned().unwrap_or_else(|| "/tmp/hadoop-fairloom".to_string());
+        let state_dir = site
+            .get(keys::LEVELDB_PATH)
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(tmp).join("yarn/system/rmstore"));
+        let am_max_attempts: u32 = number(&site, keys::AM_MAX_ATTEMPTS, 2)?;
+        if am_max_attempts == 0 {
+            return Err(bad(keys::AM_MAX_ATTEMPTS, "must be at least 1"));
+        }
+        Ok(Self {
+            webapp: address(&site, keys::WEBAPP_ADDRESS, 8088)?,
+            tracker: address(&site, keys::TRACKER_ADDRESS, 8031)?,
+            scheduler_address: address(&site, keys::SCHEDULER_ADDRESS, 8030)?,
+            scheduler,
+            scheduler_file,
+            nm_heartbeat_ms: number(&site, keys::NM_HEARTBEAT_MS, 1000)?,
+            nm_expiry_ms: number(&site, keys::NM_EXPIRY_MS, 600_000)?,
+            am_expiry_ms: number(&site, keys::AM_EXPIRY_MS, 600_000)?,
+            am_max_attempts,
+            recovery: boolean(&site, keys::RECOVERY, false)?,
+            state_dir,
+            max_completed_apps: number(&site, keys::MAX_COMPLETED_APPS, 1000)?,
+            cluster_id: site.get(keys::CLUSTER_ID).cloned().unwrap_or_else(|| "fairloom".to_string()),
+            site,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site(pairs: &[(&str, &str)]) -> Properties {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn defaults_are_yarns() {
+        let c = RmConf::from_site(Properties::new(), Path::new("/nonexistent")).unwrap();
+        assert_eq!(c.webapp.port(), 8088);
+        assert_eq!(c.tracker.port(), 8031);
+        assert_eq!(c.scheduler_address.port(), 8030);
+        assert_eq!(c.scheduler, SchedulerKind::Capacity);
+        assert_eq!(c.am_max_attempts, 2);
+        assert_eq!(c.nm_expiry_ms, 600_000);
+        assert!(!c.recovery);
+    }
+
+    #[test]
+    fn an_unknown_scheduler_class_is_a_start_up_error() {
+        let e = RmConf::from_site(site(&[(keys::SCHEDULER_CLASS, "x.Y")]), Path::new("/")).unwrap_err();
+        assert!(e.to_string().contains("unknown scheduler class 'x.Y'"), "{e}");
+        let e = RmConf::from_site(site(&[(keys::AM_MAX_ATTEMPTS, "two")]), Path::new("/")).unwrap_err();
+        assert!(e.to_string().contains(keys::AM_MAX_ATTEMPTS), "{e}");
+    }
+
+    #[test]
+    fn addresses_follow_the_hostname() {
+        let c = RmConf::from_site(
+            site(&[(keys::HOSTNAME, "127.0.0.2"), (keys::WEBAPP_ADDRESS, "${yarn.resourcemanager.hostname}:9000")]),
+            Path::new("/"),
+        )
+        .unwrap();
+        assert_eq!(c.webapp.to_string(), "127.0.0.2:9000");
+        assert_eq!(c.tracker.to_string(), "127.0.0.2:8031");
+    }
+}

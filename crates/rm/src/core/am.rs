@@ -1,0 +1,270 @@
+//! The application-master protocol: register (and re-register after an RM restart),
+//! allocate with YARN's responseId rules, finish; and the AM liveness monitor.
+
+use fairloom_model::{ApplicationId, Millis, ANY};
+use fairloom_protocol::am::{
+    AllocateRequest, AllocateResponse, AmCommand, Container, FinishAmRequest, FinishAmResponse, PreemptionMessage,
+    RegisterAmRequest, RegisterAmResponse,
+};
+use fairloom_protocol::node::KillContainer;
+use fairloom_protocol::{exit, ContainerState, ContainerStatus, Res};
+use fairloom_scheduler::{Ask, Scheduler};
+
+use super::{res_of, resource_of, AppState, AttemptState, Core};
+use crate::error::RmError;
+
+const NOT_REGISTERED: &str = "ApplicationMasterNotRegisteredException";
+const INVALID_AM_REQUEST: &str = "InvalidApplicationMasterRequestException";
+
+impl Core {
+    /// The live attempt `attempt_id` names, checked against its AMRM token.
+    fn live_attempt(&self, attempt_id: &str, token: &str) -> Result<ApplicationId, RmError> {
+        let (app_id, number) = self
+            .parse_attempt(attempt_id)
+            .ok_or_else(|| RmError::bad_request(format!("Invalid ApplicationAttemptId: {attempt_id}")))?;
+        if !self.key.check_am_token(attempt_id, token) {
+            return Err(RmError::yarn("InvalidToken", format!("Invalid AMRMToken from {attempt_id}")));
+        }
+        let app = self.apps.get(&app_id).ok_or_else(|| {
+            RmError::yarn(
+                "ApplicationAttemptNotFoundException",
+                format!("Application attempt {attempt_id} doesn't exist in ApplicationMasterService cache."),
+            )
+        })?;
+        let current = app.attempt().map(|a| a.number) == Some(number);
+        if !current || app.attempt().is_some_and(|a| a.state.is_final()) || app.state.is_final() {
+            return Err(RmError::yarn(
+                "ApplicationAttemptNotFoundException",
+                format!(
+                    "Application attempt {attempt_id} is not the running attempt of {app_id} (it is {})",
+                    app.state.name()
+                ),
+            ));
+        }
+        Ok(app_id)
+    }
+
+    pub fn register_am(
+        &mut self,
+        req: RegisterAmRequest,
+        token: &str,
+        now: Millis,
+    ) -> Result<RegisterAmResponse, RmError> {
+        let app_id = self.live_attempt(&req.attempt_id, token)?;
+        let max = self.max_allocation();
+        // Containers of this attempt the RM knows (after a restart: taken back from nodes).
+        let known: Vec<Container> = self
+            .containers
+            .values()
+            .filter(|c| c.app == app_id && !c.is_am)
+            .map(|c| Container {
+                id: c.id.clone(),
+                node_id: c.node.clone(),
+                node_http_address: self.nodes.get(&c.node).map(|n| n.http.clone()).unwrap_or_default(),
+                resource: c.resource,
+                priority: c.priority,
+                token: String::new(),
+            })
+            .collect();
+        let app = self.apps.get_mut(&app_id).expect("live");
+        let queue = app.queue.clone();
+        let changes = self.node_changes.len();
+        let a = app.attempt_mut().expect("live");
+        if a.registered {
+            return Err(RmError::yarn(
+                INVALID_AM_REQUEST,
+                format!("Application Master is already registered : {app_id}"),
+            ));
+        }
+        a.registered = true;
+        a.state = AttemptState::Running;
+        a.last_heartbeat = now;
+        a.tracking_url = req.tracking_url.clone();
+        a.node_changes_seen = changes;
+        // What the AM re-learns at registration is not sent again in allocate.
+        a.new_allocated.retain(|c| !known.iter().any(|k| k.id == c.id));
+        a.response_id = 0;
+        a.last_response = None;
+        app.state = AppState::Running;
+        self.persist(app_id)?;
+        Ok(RegisterAmResponse { maximum_capability: max, queue, containers_from_previous_attempts: known })
+    }
+
+    pub fn allocate(&mut self, req: AllocateRequest, token: &str, now: Millis) -> Result<AllocateResponse, RmError> {
+        let app_id = self.live_attempt(&req.attempt_id, token)?;
+        let app = self.apps.get(&app_id).expect("live");
+        let a = app.attempt().expect("live");
+        if !a.registered {
+            // After an RM restart: YARN's ApplicationMasterNotRegisteredException makes the
+            // AM register again and send every outstanding ask.
+            return Ok(resync_response());
+        }
+        if req.response_id + 1 == a.response_id {
+            if let Some(last) = &a.last_response {
+                return Ok(last.clone());
+            }
+        }
+        if req.response_id != a.response_id {
+            return Err(RmError::yarn(
+                INVALID_AM_REQUEST,
+                format!("Invalid responseId in AllocateRequest from application attempt: {}, expect responseId to be {}, but get {}", req.attempt_id, a.response_id, req.response_id),
+            ));
+        }
+        let max = self.max_allocation();
+        let mut asks = Vec::with_capacity(req.asks.len());
+        for r in &req.asks {
+            let c = r.capability;
+            if r.num_containers < 0 || c.memory < 0 || c.vcores < 0 || c.memory > max.memory || c.vcores > max.vcores {
+                return Err(RmError::yarn(
+                    "InvalidResourceRequestException",
+                    format!(
+                        "Invalid resource request, requested resource <memory:{}, vCores:{}> x {} is not in 0 <= request <= maximum allocation <memory:{}, vCores:{}>",
+                        c.memory, c.vcores, r.num_containers, max.memory, max.vcores
+                    ),
+                ));
+            }
+            asks.push(Ask {
+                priority: r.priority,
+                resource_name: if r.resource_name.is_empty() { ANY.to_string() } else { r.resource_name.clone() },
+                capability: resource_of(c),
+                num_containers: r.num_containers,
+                relax_locality: r.relax_locality,
+                node_label: None,
+            });
+        }
+        let sched = app.sched.ok_or_else(|| RmError::yarn(NOT_REGISTERED, "attempt has no scheduler application"))?;
+        if !asks.is_empty() {
+            self.sched
+                .set_asks(sched, &asks)
+                .map_err(|e| RmError::yarn("InvalidResourceRequestException", e.to_string()))?;
+        }
+        let mut released = Vec::new();
+        for id in &req.releases {
+            let owned = self.containers.get(id).is_some_and(|c| c.app == app_id && !c.is_am);
+            if !owned {
+                continue;
+            }
+            let c = self.containers.remove(id).expect("checked");
+            self.ended.insert(id.clone());
+            if let Some(slot) = c.slot.filter(|s| self.slot_alive(s)) {
+                let _ = self.sched.complete_container(slot.id, exit::ABORTED);
+            }
+            if let Some(node) = self.nodes.get_mut(&c.node) {
+                node.to_kill.push(KillContainer {
+                    container_id: id.clone(),
+                    exit_status: exit::KILLED_BY_RESOURCEMANAGER,
+                    diagnostics: "Container released by application".to_string(),
+                });
+            }
+            released.push(ContainerStatus {
+                container_id: id.clone(),
+                state: ContainerState::Complete,
+                exit_status: exit::ABORTED,
+                diagnostics: "Container released by application".to_string(),
+                resource: c.resource,
+                priority: c.priority,
+            });
+        }
+        // Containers the scheduler marked for preemption and not yet killed.
+        let marked: Vec<String> = self
+            .containers
+            .values()
+            .filter(|c| {
+                c.app == app_id && c.slot.is_some_and(|s| self.slot_alive(&s) && self.sched.container(s.id).marked_for)
+            })
+            .map(|c| c.id.clone())
+            .collect();
+        let headroom = self.headroom(sched);
+        let num_nodes = self.running_nodes() as u32;
+        let changes = self.node_changes.clone();
+        let app = self.apps.get_mut(&app_id).expect("live");
+        app.progress = req.progress.clamp(0.0, 1.0);
+        let a = app.attempt_mut().expect("live");
+        a.last_heartbeat = now;
+        let mut completed = std::mem::take(&mut a.new_completed);
+        completed.extend(released);
+        let response = AllocateResponse {
+            response_id: a.response_id + 1,
+            am_command: None,
+            allocated: std::mem::take(&mut a.new_allocated),
+            completed,
+            preemption: (!marked.is_empty())
+                .then(|| PreemptionMessage { strict_contract: marked, contract: Vec::new() }),
+            headroom,
+            updated_nodes: changes[a.node_changes_seen.min(changes.len())..].to_vec(),
+            num_cluster_nodes: num_nodes,
+        };
+        a.node_changes_seen = changes.len();
+        a.response_id += 1;
+        a.last_response = Some(response.clone());
+        Ok(response)
+    }
+
+    /// What the app may still get: its queue's room under its maximum, within the
+    /// cluster's free room.
+    fn headroom(&self, sched: fairloom_scheduler::AppId) -> Res {
+        let cluster = self.sched.cluster();
+        let mut free = cluster.total;
+        for n in cluster.nodes.iter().filter(|n| !n.removed) {
+            free = free.saturating_sub(n.allocated);
+        }
+        let queue = self.sched.app(sched).queue.map(str::to_string);
+        let room = queue
+            .and_then(|q| self.sched.queue_summaries().into_iter().find(|s| s.name == q))
+            .map(|s| s.max.saturating_sub(s.usage));
+        let h = match room {
+            Some(room) => {
+                fairloom_model::Resource::new(room.memory().min(free.memory()), room.vcores().min(free.vcores()))
+            }
+            None => free,
+        };
+        res_of(h)
+    }
+
+    pub fn finish_am(&mut self, req: FinishAmRequest, token: &str, now: Millis) -> Result<FinishAmResponse, RmError> {
+        let app_id = self.live_attempt(&req.attempt_id, token)?;
+        if !self.apps[&app_id].attempt().is_some_and(|a| a.registered) {
+            return Err(RmError::yarn(
+                NOT_REGISTERED,
+                format!("Application Master is trying to unregister before registering for: {}", req.attempt_id),
+            ));
+        }
+        if let Some(a) = self.apps.get_mut(&app_id).and_then(|a| a.attempt_mut()) {
+            a.tracking_url = req.tracking_url.clone();
+        }
+        self.finish_app(app_id, req.final_status, req.diagnostics, now);
+        Ok(FinishAmResponse { unregistered: true })
+    }
+
+    /// YARN's AMLivenessMonitor: an AM launched or registered and silent past the expiry
+    /// fails its attempt.
+    pub(super) fn expire_attempts(&mut self, now: Millis) {
+        let expiry = self.conf.am_expiry_ms;
+        let expired: Vec<(ApplicationId, String)> = self
+            .apps
+            .values()
+            .filter(|app| !app.state.is_final())
+            .filter_map(|app| {
+                let a = app.attempt()?;
+                let watched = matches!(a.state, AttemptState::Launched | AttemptState::Running);
+                (watched && now - a.last_heartbeat > expiry).then(|| (app.id, app.attempt_id(a.number).to_string()))
+            })
+            .collect();
+        for (app, attempt) in expired {
+            self.fail_attempt(app, format!("ApplicationMaster for attempt {attempt} timed out"), now);
+        }
+    }
+}
+
+fn resync_response() -> AllocateResponse {
+    AllocateResponse {
+        response_id: 0,
+        am_command: Some(AmCommand::AmResync),
+        allocated: Vec::new(),
+        completed: Vec::new(),
+        preemption: None,
+        headroom: Res::default(),
+        updated_nodes: Vec::new(),
+        num_cluster_nodes: 0,
+    }
+}

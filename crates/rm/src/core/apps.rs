@@ -1,0 +1,296 @@
+//! Applications: new ids, submission, kill, move, priority, and the attempt lifecycle
+//! (start, fail and retry up to the maximum, finish).
+
+use fairloom_model::{ApplicationId, Millis};
+use fairloom_protocol::am::FinalStatus;
+use fairloom_protocol::exit;
+use fairloom_protocol::node::KillContainer;
+use fairloom_protocol::Res;
+use fairloom_scheduler::{Scheduler, SubmitSpec};
+
+use super::{resource_of, AppState, Attempt, AttemptState, Core, RmApp};
+use crate::error::RmError;
+use crate::submission::Submission;
+
+/// What a kill did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KillOutcome {
+    Killed,
+    /// It had already reached a final state; the state is unchanged.
+    AlreadyFinal(AppState),
+}
+
+impl Core {
+    /// YARN's getNewApplication: an id to submit under, and the largest container.
+    pub fn new_application(&mut self) -> (ApplicationId, Res) {
+        let id = ApplicationId { cluster_timestamp: self.cluster_ts, id: self.next_app };
+        self.next_app += 1;
+        self.reserved_ids.insert(id);
+        (id, self.max_allocation())
+    }
+
+    /// YARN's submitApplication: checked, stored, then given to the scheduler.
+    pub fn submit(&mut self, sub: Submission, user: &str, now: Millis) -> Result<ApplicationId, RmError> {
+        let id: ApplicationId = sub
+            .application_id
+            .parse()
+            .map_err(|_| RmError::bad_request(format!("Invalid ApplicationId: {}", sub.application_id)))?;
+        if self.apps.contains_key(&id) {
+            return Err(RmError::bad_request(format!(
+                "Application with id {id} is already present! Cannot add a duplicate!"
+            )));
+        }
+        if !self.reserved_ids.contains(&id) {
+            return Err(RmError::bad_request(format!(
+                "Application id {id} was not issued by this ResourceManager (call apps/new-application)"
+            )));
+        }
+        if sub.unmanaged() {
+            return Err(RmError::bad_request("not supported: unmanaged application masters (unmanaged-AM=true)"));
+        }
+        let am = sub.am_resource();
+        let max = self.max_allocation();
+        if am.memory <= 0 || am.vcores <= 0 || am.memory > max.memory || am.vcores > max.vcores {
+            return Err(RmError::yarn(
+                "InvalidResourceRequestException",
+                format!(
+                    "Invalid resource request, requested resource <memory:{}, vCores:{}> is not in 0 < request <= maximum allocation <memory:{}, vCores:{}>",
+                    am.memory, am.vcores, max.memory, max.vcores
+                ),
+            ));
+        }
+        if sub.launch_context().commands.is_empty() {
+            return Err(RmError::bad_request("am-container-spec has no command to run"));
+        }
+        let queue = sub.queue.clone().filter(|q| !q.trim().is_empty()).unwrap_or_else(|| "default".to_string());
+        let priority = sub.priority.unwrap_or(0);
+        let spec = SubmitSpec { priority, ..SubmitSpec::new(sub.name(), &queue, user, Some(resource_of(am))) };
+        let sched = self.sched.submit(&spec, now);
+        let view = self.sched.app(sched);
+        if let Some(why) = view.rejection {
+            return Err(RmError::bad_request(format!(
+                "Application {id} submitted by user {user} to queue {queue} was rejected: {why}"
+            )));
+        }
+        let placed = view.queue.unwrap_or(&queue).to_string();
+        let mut app = RmApp {
+            id,
+            user: user.to_string(),
+            sub,
+            queue: placed,
+            state: AppState::Accepted,
+            final_status: FinalStatus::Undefined,
+            diagnostics: String::new(),
+            submit_time: now,
+            start_time: now,
+            launch_time: 0,
+            finish_time: 0,
+            priority,
+            attempts: vec![Attempt::new(1, now)],
+            sched: Some(sched),
+            progress: 0.0,
+            memory_seconds: 0,
+            vcore_seconds: 0,
+            preempted: Res::default(),
+            preempted_am: 0,
+            preempted_non_am: 0,
+        };
+        let record = super::recovery::record_of(&app);
+        if let Err(e) = self.store.put_app(&record) {
+            // Not stored, so not accepted: the scheduler lets it go again.
+            let _ = self.sched.finish_app(sched);
+            return Err(e.into());
+        }
+        app.diagnostics = "[fairloom] Application is added to the scheduler and is not yet activated.".to_string();
+        self.reserved_ids.remove(&id);
+        self.by_sched.insert(sched, id);
+        self.apps.insert(id, app);
+        Ok(id)
+    }
+
+    /// Kill every container of `app` on its node and forget them.
+    pub(super) fn kill_app_containers(&mut self, app: ApplicationId, exit_status: i32, why: &str) {
+        let ids: Vec<String> = self.containers.values().filter(|c| c.app == app).map(|c| c.id.clone()).collect();
+        for id in ids {
+            let c = self.containers.remove(&id).expect("listed above");
+            self.ended.insert(id.clone());
+            if let Some(node) = self.nodes.get_mut(&c.node) {
+                node.to_kill.push(KillContainer { container_id: id, exit_status, diagnostics: why.to_string() });
+            }
+        }
+    }
+
+    /// The scheduler lets the current attempt go (its containers are released there).
+    fn release_attempt(&mut self, app: ApplicationId) {
+        if let Some(sched) = self.apps.get_mut(&app).and_then(|a| a.sched.take()) {
+            let _ = self.sched.finish_app(sched);
+            self.by_sched.remove(&sched);
+        }
+    }
+
+    /// YARN's kill (REST PUT state KILLED): every container stops, the app is KILLED.
+    pub fn kill(&mut self, id: &str, now: Millis) -> Result<KillOutcome, RmError> {
+        let app = self.app_mut(id)?;
+        if app.state.is_final() {
+            return Ok(KillOutcome::AlreadyFinal(app.state));
+        }
+        let app_id = app.id;
+        app.state = AppState::Killed;
+        app.final_status = FinalStatus::Killed;
+        app.finish_time = now;
+        app.diagnostics = "Application killed by user.".to_string();
+        if let Some(a) = app.attempt_mut() {
+            a.state = AttemptState::Killed;
+            a.finish_time = now;
+        }
+        self.persist(app_id)?;
+        self.kill_app_containers(
+            app_id,
+            exit::KILLED_BY_RESOURCEMANAGER,
+            "Container killed by the ApplicationMaster's kill.",
+        );
+        self.release_attempt(app_id);
+        self.evict_completed();
+        Ok(KillOutcome::Killed)
+    }
+
+    /// YARN's moveApplicationAcrossQueues.
+    pub fn move_app(&mut self, id: &str, queue: &str) -> Result<String, RmError> {
+        let app = self.app_mut(id)?;
+        if app.state.is_final() {
+            return Err(RmError::bad_request(format!("App in {} state cannot be moved.", app.state.name())));
+        }
+        let (app_id, sched) = (app.id, app.sched);
+        let target = match sched {
+            Some(s) => {
+                self.sched.move_app(s, queue).map_err(|e| RmError::bad_request(e.to_string()))?;
+                self.sched.app(s).queue.unwrap_or(queue).to_string()
+            }
+            None => queue.to_string(),
+        };
+        self.apps.get_mut(&app_id).expect("checked").queue = target.clone();
+        self.persist(app_id)?;
+        Ok(target)
+    }
+
+    /// YARN's updateApplicationPriority. The Fair Scheduler has no application priorities
+    /// (YARN's answers 0); the Capacity Scheduler's order takes it at the next submission
+    /// of an attempt (the live order is not re-keyed yet).
+    pub fn set_priority(&mut self, id: &str, priority: i32) -> Result<i32, RmError> {
+        let fair = self.sched.kind() == "fair";
+        let app = self.app_mut(id)?;
+        if app.state.is_final() {
+            return Err(RmError::bad_request(format!(
+                "Application {id} is in {} state, cannot update priority",
+                app.state.name()
+            )));
+        }
+        let app_id = app.id;
+        app.priority = if fair { 0 } else { priority };
+        let p = app.priority;
+        self.persist(app_id)?;
+        Ok(p)
+    }
+
+    /// The current attempt failed: retry while attempts remain, else the app fails.
+    pub(super) fn fail_attempt(&mut self, app_id: ApplicationId, why: String, now: Millis) {
+        let global = self.conf.am_max_attempts;
+        let Some(app) = self.apps.get_mut(&app_id) else { return };
+        if app.state.is_final() {
+            return;
+        }
+        let number = app.attempt().map(|a| a.number).unwrap_or(0);
+        let attempt_id = app.attempt_id(number);
+        if let Some(a) = app.attempt_mut() {
+            a.state = AttemptState::Failed;
+            a.finish_time = now;
+            a.diagnostics = why.clone();
+        }
+        let max = app.max_attempts(global);
+        self.kill_app_containers(app_id, exit::KILLED_BY_RESOURCEMANAGER, "Container of a failed attempt.");
+        self.release_attempt(app_id);
+        let app = self.apps.get_mut(&app_id).expect("present");
+        if number < max {
+            let (name, queue, user, am, priority) =
+                (app.sub.name().to_string(), app.queue.clone(), app.user.clone(), app.sub.am_resource(), app.priority);
+            app.attempts.push(Attempt::new(number + 1, now));
+            app.state = AppState::Accepted;
+            app.diagnostics = format!("Attempt {attempt_id} failed: {why}. Starting attempt {}.", number + 1);
+            let spec = SubmitSpec { priority, ..SubmitSpec::new(&name, &queue, &user, Some(resource_of(am))) };
+            let sched = self.sched.submit(&spec, now);
+            if let Some(reason) = self.sched.app(sched).rejection {
+                let reason = reason.to_string();
+                self.finish_failed(app_id, format!("the new attempt was rejected: {reason}"), now);
+                return;
+            }
+            self.by_sched.insert(sched, app_id);
+            self.apps.get_mut(&app_id).expect("present").sched = Some(sched);
+            let _ = self.persist(app_id);
+        } else {
+            self.finish_failed(
+                app_id,
+                format!("Application {app_id} failed {max} times due to: {why}. Failing the application."),
+                now,
+            );
+        }
+    }
+
+    fn finish_failed(&mut self, app_id: ApplicationId, diagnostics: String, now: Millis) {
+        let app = self.apps.get_mut(&app_id).expect("present");
+        app.state = AppState::Failed;
+        app.final_status = FinalStatus::Failed;
+        app.finish_time = now;
+        app.diagnostics = diagnostics;
+        let _ = self.persist(app_id);
+        self.evict_completed();
+    }
+
+    /// The AM unregistered with `status`: the app finishes (FINISHED, with that final status).
+    pub(super) fn finish_app(&mut self, app_id: ApplicationId, status: FinalStatus, diagnostics: String, now: Millis) {
+        let Some(app) = self.apps.get_mut(&app_id) else { return };
+        app.state = AppState::Finished;
+        app.final_status = if status == FinalStatus::Undefined { FinalStatus::Succeeded } else { status };
+        app.finish_time = now;
+        app.diagnostics = diagnostics;
+        app.progress = 1.0;
+        if let Some(a) = app.attempt_mut() {
+            a.state = AttemptState::Finished;
+            a.finish_time = now;
+        }
+        let _ = self.persist(app_id);
+        // Its containers stop, except the AM's, which is exiting on its own.
+        let others: Vec<String> =
+            self.containers.values().filter(|c| c.app == app_id && !c.is_am).map(|c| c.id.clone()).collect();
+        for id in others {
+            let c = self.containers.remove(&id).expect("listed");
+            self.ended.insert(id.clone());
+            if let Some(node) = self.nodes.get_mut(&c.node) {
+                node.to_kill.push(KillContainer {
+                    container_id: id,
+                    exit_status: exit::KILLED_AFTER_APP_COMPLETION,
+                    diagnostics: "Container killed after the application finished.".to_string(),
+                });
+            }
+        }
+        for c in self.containers.values_mut().filter(|c| c.app == app_id) {
+            c.slot = None;
+        }
+        self.release_attempt(app_id);
+        self.evict_completed();
+    }
+
+    /// Keep at most `max-completed-applications` finished applications (the oldest go).
+    fn evict_completed(&mut self) {
+        let finished: Vec<(i64, ApplicationId)> =
+            self.apps.values().filter(|a| a.state.is_final()).map(|a| (a.finish_time, a.id)).collect();
+        if finished.len() <= self.conf.max_completed_apps {
+            return;
+        }
+        let mut finished = finished;
+        finished.sort();
+        for (_, id) in finished.iter().take(finished.len() - self.conf.max_completed_apps) {
+            self.apps.remove(id);
+            let _ = self.store.remove_app(&id.to_string());
+        }
+    }
+}

@@ -1,0 +1,418 @@
+//! The ResourceManager's state: applications and their attempts (YARN's RMApp and
+//! RMAppAttempt state machines), nodes, live containers, and the scheduler core they drive.
+//! One owner (the event loop) calls these methods with `now`; nothing here reads a clock,
+//! blocks, or knows about HTTP.
+
+mod am;
+mod apps;
+mod nodes;
+mod recovery;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use fairloom_config::properties::{Properties, SchedulerProperties};
+use fairloom_config::{parse_allocation_file, parse_capacity_xml};
+use fairloom_model::{ApplicationAttemptId, ApplicationId, Millis, Resource};
+use fairloom_protocol::am::{AllocateResponse, Container, FinalStatus, NodeReport};
+use fairloom_protocol::node::{KillContainer, StartContainer};
+use fairloom_protocol::token::TokenKey;
+use fairloom_protocol::{ContainerStatus, Res};
+use fairloom_scheduler::capacity::{CapacityScheduler, CapacitySetup};
+use fairloom_scheduler::{AnyScheduler, AppId, ContainerId, FairScheduler, NodeId, Scheduler};
+
+use crate::conf::{RmConf, SchedulerKind};
+use crate::error::RmError;
+use crate::store::StateStore;
+use crate::submission::Submission;
+
+pub use apps::KillOutcome;
+
+/// YARN's RMAppState.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum AppState {
+    New,
+    NewSaving,
+    Submitted,
+    Accepted,
+    Running,
+    Finished,
+    Failed,
+    Killed,
+}
+
+impl AppState {
+    pub const ALL: [AppState; 8] = [
+        Self::New,
+        Self::NewSaving,
+        Self::Submitted,
+        Self::Accepted,
+        Self::Running,
+        Self::Finished,
+        Self::Failed,
+        Self::Killed,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::New => "NEW",
+            Self::NewSaving => "NEW_SAVING",
+            Self::Submitted => "SUBMITTED",
+            Self::Accepted => "ACCEPTED",
+            Self::Running => "RUNNING",
+            Self::Finished => "FINISHED",
+            Self::Failed => "FAILED",
+            Self::Killed => "KILLED",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.name().eq_ignore_ascii_case(text.trim()))
+    }
+
+    pub fn is_final(self) -> bool {
+        matches!(self, Self::Finished | Self::Failed | Self::Killed)
+    }
+}
+
+/// YARN's RMAppAttemptState, reduced to what an observer sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptState {
+    /// Waiting for its AM container.
+    Scheduled,
+    /// The AM container is allocated and being started.
+    Launched,
+    /// The AM registered.
+    Running,
+    Finished,
+    Failed,
+    Killed,
+}
+
+impl AttemptState {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Scheduled => "SCHEDULED",
+            Self::Launched => "LAUNCHED",
+            Self::Running => "RUNNING",
+            Self::Finished => "FINISHED",
+            Self::Failed => "FAILED",
+            Self::Killed => "KILLED",
+        }
+    }
+
+    pub fn parse(text: &str) -> Self {
+        match text {
+            "LAUNCHED" => Self::Launched,
+            "RUNNING" => Self::Running,
+            "FINISHED" => Self::Finished,
+            "FAILED" => Self::Failed,
+            "KILLED" => Self::Killed,
+            _ => Self::Scheduled,
+        }
+    }
+
+    pub fn is_final(self) -> bool {
+        matches!(self, Self::Finished | Self::Failed | Self::Killed)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Attempt {
+    pub number: u32,
+    pub state: AttemptState,
+    pub start_time: Millis,
+    pub finish_time: Millis,
+    pub am_container: Option<String>,
+    pub am_node: Option<String>,
+    pub am_node_http: Option<String>,
+    pub diagnostics: String,
+    /// Volatile (not stored): the AM protocol's session.
+    pub registered: bool,
+    pub last_heartbeat: Millis,
+    pub response_id: i64,
+    pub last_response: Option<AllocateResponse>,
+    pub new_allocated: Vec<Container>,
+    pub new_completed: Vec<ContainerStatus>,
+    /// How far into the node-change log the AM has been told.
+    pub node_changes_seen: usize,
+    pub tracking_url: String,
+}
+
+impl Attempt {
+    fn new(number: u32, now: Millis) -> Self {
+        Self {
+            number,
+            state: AttemptState::Scheduled,
+            start_time: now,
+            finish_time: 0,
+            am_container: None,
+            am_node: None,
+            am_node_http: None,
+            diagnostics: String::new(),
+            registered: false,
+            last_heartbeat: now,
+            response_id: 0,
+            last_response: None,
+            new_allocated: Vec::new(),
+            new_completed: Vec::new(),
+            node_changes_seen: 0,
+            tracking_url: String::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct RmApp {
+    pub id: ApplicationId,
+    pub user: String,
+    pub sub: Submission,
+    /// The leaf the scheduler placed it in.
+    pub queue: String,
+    pub state: AppState,
+    pub final_status: FinalStatus,
+    pub diagnostics: String,
+    pub submit_time: Millis,
+    pub start_time: Millis,
+    pub launch_time: Millis,
+    pub finish_time: Millis,
+    pub priority: i32,
+    pub attempts: Vec<Attempt>,
+    /// The scheduler's application of the current attempt, while it runs.
+    pub sched: Option<AppId>,
+    pub progress: f32,
+    /// Aggregated usage of finished containers (MB·s, vcore·s).
+    pub memory_seconds: i64,
+    pub vcore_seconds: i64,
+    pub preempted: Res,
+    pub preempted_am: u32,
+    pub preempted_non_am: u32,
+}
+
+impl RmApp {
+    pub fn attempt(&self) -> Option<&Attempt> {
+        self.attempts.last()
+    }
+
+    pub fn attempt_mut(&mut self) -> Option<&mut Attempt> {
+        self.attempts.last_mut()
+    }
+
+    pub fn attempt_id(&self, number: u32) -> ApplicationAttemptId {
+        ApplicationAttemptId { application: self.id, attempt: number }
+    }
+
+    pub fn max_attempts(&self, global: u32) -> u32 {
+        // YARN takes the submission's value when it is in 1..=global.
+        match self.sub.max_app_attempts {
+            Some(n) if n >= 1 && n <= global => n,
+            _ => global,
+        }
+    }
+}
+
+/// Where a live container is in the scheduler: its slot, its number within the scheduler's
+/// application, and that application (slots are reused once a container ends).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    pub id: ContainerId,
+    pub seq: u32,
+    pub app: AppId,
+}
+
+#[derive(Debug, Clone)]
+pub struct RmContainer {
+    pub id: String,
+    pub app: ApplicationId,
+    pub attempt: u32,
+    /// `None` once the scheduler has let it go but its process may still run (a finished
+    /// application's AM, exiting).
+    pub slot: Option<Slot>,
+    pub node: String,
+    pub resource: Res,
+    pub priority: i32,
+    pub is_am: bool,
+    pub allocated_at: Millis,
+    /// The node has reported it running.
+    pub running: bool,
+}
+
+/// YARN's NodeState, as far as fairloom tracks it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeState {
+    Running,
+    Lost,
+}
+
+impl NodeState {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Running => "RUNNING",
+            Self::Lost => "LOST",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct RmNode {
+    pub id: String,
+    pub http: String,
+    pub rack: String,
+    pub resource: Res,
+    pub sched: NodeId,
+    pub state: NodeState,
+    pub last_heartbeat: Millis,
+    pub response_id: u64,
+    pub to_start: Vec<StartContainer>,
+    pub to_kill: Vec<KillContainer>,
+    pub health_report: String,
+    pub version: String,
+}
+
+/// The ResourceManager's whole state.
+pub struct Core {
+    pub conf: RmConf,
+    pub sched: AnyScheduler,
+    pub store: Box<dyn StateStore>,
+    pub key: TokenKey,
+    /// The RM's start time: new application ids carry it.
+    pub cluster_ts: Millis,
+    pub epoch: u32,
+    next_app: u32,
+    /// Ids handed out by new-application and not yet submitted.
+    reserved_ids: HashSet<ApplicationId>,
+    pub apps: BTreeMap<ApplicationId, RmApp>,
+    by_sched: HashMap<AppId, ApplicationId>,
+    pub containers: BTreeMap<String, RmContainer>,
+    /// Containers that ended in this RM's life: a node reporting one running is told to kill it.
+    ended: HashSet<String>,
+    pub nodes: BTreeMap<String, RmNode>,
+    /// Nodes whose state changed, in order (AMs learn them as `updated_nodes`).
+    node_changes: Vec<NodeReport>,
+    last_update: Millis,
+    /// Containers of the scheduler's decisions, reused.
+    decisions: Vec<fairloom_scheduler::Decision>,
+    pub started_on: Millis,
+    /// The loop's latest `now` (for elapsed times in views).
+    pub now: Millis,
+}
+
+/// The scheduler `conf` picks, over its file (or YARN's default queue when there is none).
+pub fn build_scheduler(conf: &RmConf) -> Result<AnyScheduler, RmError> {
+    let in_file = |file: &str, e: fairloom_config::ConfigError| RmError::internal(e.in_file(file).to_string());
+    match conf.scheduler {
+        SchedulerKind::Fair => {
+            let props = SchedulerProperties::from_properties(&conf.site, &[])
+                .map_err(|e| RmError::internal(format!("yarn-site.xml: {e}")))?;
+            let (name, text) =
+                conf.scheduler_file.clone().unwrap_or_else(|| ("(built-in)".to_string(), "<allocations/>".to_string()));
+            let alloc = parse_allocation_file(&text, &props.resource_types).map_err(|e| in_file(&name, e))?;
+            let s = FairScheduler::new(props, alloc).map_err(|e| RmError::internal(format!("{name}: {e}")))?;
+            Ok(s.into())
+        }
+        SchedulerKind::Capacity => {
+            let (name, capacity, lines) = match &conf.scheduler_file {
+                Some((name, text)) => {
+                    let (props, lines) = parse_capacity_xml(text).map_err(|e| in_file(name, e))?;
+                    (name.clone(), props, Some(lines))
+                }
+                None => {
+                    let mut p = Properties::new();
+                    p.insert("yarn.scheduler.capacity.root.queues".to_string(), "default".to_string());
+                    p.insert("yarn.scheduler.capacity.root.default.capacity".to_string(), "100".to_string());
+                    ("(built-in)".to_string(), p, None)
+                }
+            };
+            let setup = CapacitySetup { site: conf.site.clone(), capacity, lines, extra_types: Vec::new() };
+            let s = CapacityScheduler::new(setup, &[]).map_err(|e| RmError::internal(format!("{name}: {e}")))?;
+            Ok(s.into())
+        }
+    }
+}
+
+pub fn res_of(r: Resource) -> Res {
+    Res::new(r.memory(), r.vcores())
+}
+
+pub fn resource_of(r: Res) -> Resource {
+    Resource::new(r.memory, r.vcores)
+}
+
+impl Core {
+    /// A fresh RM, or one recovering `store`'s applications when recovery is on.
+    pub fn new(conf: RmConf, mut store: Box<dyn StateStore>, key: TokenKey, now: Millis) -> Result<Self, RmError> {
+        let sched = build_scheduler(&conf)?;
+        let recovered = store.load()?;
+        let epoch = recovered.epoch + 1;
+        store.set_epoch(epoch)?;
+        let key = match (&recovered.key, conf.recovery) {
+            (Some(bytes), true) => TokenKey::new(bytes.clone()),
+            _ => {
+                store.set_key(key.bytes())?;
+                key
+            }
+        };
+        let mut core = Self {
+            conf,
+            sched,
+            store,
+            key,
+            cluster_ts: now,
+            epoch,
+            next_app: 1,
+            reserved_ids: HashSet::new(),
+            apps: BTreeMap::new(),
+            by_sched: HashMap::new(),
+            containers: BTreeMap::new(),
+            ended: HashSet::new(),
+            nodes: BTreeMap::new(),
+            node_changes: Vec::new(),
+            last_update: now,
+            decisions: Vec::new(),
+            started_on: now,
+            now,
+        };
+        if core.conf.recovery {
+            core.recover(recovered, now)?;
+        }
+        Ok(core)
+    }
+
+    pub fn max_allocation(&self) -> Res {
+        let props = SchedulerProperties::from_properties(&self.conf.site, &[]).ok();
+        props.map(|p| res_of(p.maximum_allocation)).unwrap_or(Res::new(8192, 4))
+    }
+
+    /// The periodic work: the scheduler's update (shares, preemption), containers the
+    /// scheduler ended, and the liveness monitors.
+    pub fn tick(&mut self, now: Millis) {
+        if now - self.last_update >= self.sched.update_interval_ms().max(1) {
+            self.last_update = now;
+            self.sched.update(now);
+            self.sweep_ended(now);
+        }
+        self.expire_nodes(now);
+        self.expire_attempts(now);
+    }
+
+    fn app_of_sched(&self, sched: AppId) -> Option<ApplicationId> {
+        self.by_sched.get(&sched).copied()
+    }
+
+    pub fn app_mut(&mut self, id: &str) -> Result<&mut RmApp, RmError> {
+        let parsed: ApplicationId =
+            id.parse().map_err(|_| RmError::bad_request(format!("Invalid ApplicationId: {id}")))?;
+        self.apps.get_mut(&parsed).ok_or_else(|| RmError::not_found(format!("app with id: {id} not found")))
+    }
+
+    /// Write an application's record; the RM acts on a change only after it is stored.
+    fn persist(&mut self, id: ApplicationId) -> Result<(), RmError> {
+        let Some(app) = self.apps.get(&id) else { return Ok(()) };
+        let record = recovery::record_of(app);
+        self.store.put_app(&record)?;
+        Ok(())
+    }
+
+    pub fn node_changes(&self) -> &[NodeReport] {
+        &self.node_changes
+    }
+}

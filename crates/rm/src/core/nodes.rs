@@ -1,0 +1,419 @@
+//! The node protocol: registration (with the containers a node still runs, for recovery),
+//! heartbeats (completions in, the scheduler's decisions out as AM launches and allocations),
+//! containers the scheduler ended (preemption, lost nodes), and the node liveness monitor.
+
+use fairloom_model::{ApplicationId, ContainerId as YarnContainerId, Millis, DEFAULT_RACK};
+use fairloom_protocol::am::{Container, NodeReport};
+use fairloom_protocol::node::{
+    KillContainer, NodeAction, NodeHeartbeatRequest, NodeHeartbeatResponse, RegisterNodeRequest, RegisterNodeResponse,
+    StartContainer,
+};
+use fairloom_protocol::{env, exit, ContainerState, ContainerStatus, LaunchContext};
+use fairloom_scheduler::{Decision, NodeSpec, Scheduler};
+
+use super::{res_of, resource_of, AttemptState, Core, NodeState, RmContainer, RmNode, Slot};
+use crate::error::RmError;
+
+impl Core {
+    pub fn register_node(&mut self, req: RegisterNodeRequest, now: Millis) -> Result<RegisterNodeResponse, RmError> {
+        if req.resource.memory <= 0 || req.resource.vcores <= 0 {
+            return Err(RmError::bad_request(format!("node {} registers no resources", req.node_id)));
+        }
+        if req.node_id.split_once(':').is_none() {
+            return Err(RmError::bad_request(format!("node id '{}' is not host:port", req.node_id)));
+        }
+        // A node registering again (its NM restarted, or it was lost) starts afresh.
+        if let Some(old) = self.nodes.remove(&req.node_id) {
+            if old.state == NodeState::Running {
+                self.sched.remove_node(old.sched);
+                self.sweep_ended(now);
+            }
+        }
+        let rack = req.rack.clone().unwrap_or_else(|| DEFAULT_RACK.to_string());
+        let spec = NodeSpec { name: &req.node_id, rack: Some(&rack), resource: resource_of(req.resource), label: None };
+        let ids = self.sched.add_nodes(&[spec]).map_err(|e| RmError::bad_request(e.to_string()))?;
+        self.nodes.insert(
+            req.node_id.clone(),
+            RmNode {
+                id: req.node_id.clone(),
+                http: req.http_address.clone(),
+                rack,
+                resource: req.resource,
+                sched: ids[0],
+                state: NodeState::Running,
+                last_heartbeat: now,
+                response_id: 0,
+                to_start: Vec::new(),
+                to_kill: Vec::new(),
+                health_report: String::new(),
+                version: req.version.clone(),
+            },
+        );
+        self.node_changed(&req.node_id);
+        for status in &req.containers {
+            self.recover_container(&req.node_id, status, now);
+        }
+        Ok(RegisterNodeResponse {
+            action: NodeAction::Normal,
+            container_token_key: self.key.to_hex(),
+            heartbeat_interval_ms: self.conf.nm_heartbeat_ms,
+            rm_identifier: self.cluster_ts,
+            diagnostics: String::new(),
+        })
+    }
+
+    /// A container a registering node reports: taken back when it belongs to a live attempt
+    /// (work-preserving recovery), otherwise left to be killed at the next heartbeat.
+    fn recover_container(&mut self, node: &str, status: &ContainerStatus, now: Millis) {
+        let Ok(cid) = status.container_id.parse::<YarnContainerId>() else { return };
+        if self.containers.contains_key(&status.container_id) || self.ended.contains(&status.container_id) {
+            return;
+        }
+        let app_id = cid.attempt.application;
+        let Some(app) = self.apps.get(&app_id) else { return };
+        let Some(attempt) = app.attempt() else { return };
+        if app.state.is_final() || attempt.number != cid.attempt.attempt {
+            return;
+        }
+        let is_am = attempt.am_container.as_deref() == Some(status.container_id.as_str());
+        if status.state == ContainerState::Complete {
+            self.ended.insert(status.container_id.clone());
+            if is_am {
+                self.fail_attempt(app_id, format!("AM container exited with exitCode: {}", status.exit_status), now);
+            } else if let Some(a) = self.apps.get_mut(&app_id).and_then(|a| a.attempt_mut()) {
+                a.new_completed.push(status.clone());
+            }
+            return;
+        }
+        let Some(sched_app) = app.sched else { return };
+        let node_id = self.nodes[node].sched;
+        let placed = self.sched.place_containers(
+            sched_app,
+            node_id,
+            resource_of(status.resource),
+            status.priority,
+            1,
+            is_am,
+            None,
+        );
+        let Ok(placed) = placed else { return };
+        let slot = placed[0];
+        let seq = self.sched.container(slot).seq;
+        self.containers.insert(
+            status.container_id.clone(),
+            RmContainer {
+                id: status.container_id.clone(),
+                app: app_id,
+                attempt: cid.attempt.attempt,
+                slot: Some(Slot { id: slot, seq, app: sched_app }),
+                node: node.to_string(),
+                resource: status.resource,
+                priority: status.priority,
+                is_am,
+                allocated_at: now,
+                running: true,
+            },
+        );
+    }
+
+    pub fn node_heartbeat(&mut self, req: NodeHeartbeatRequest, now: Millis) -> Result<NodeHeartbeatResponse, RmError> {
+        let resync = |diagnostics: &str| NodeHeartbeatResponse {
+            response_id: 0,
+            action: NodeAction::Resync,
+            start: Vec::new(),
+            kill: Vec::new(),
+            acknowledged: Vec::new(),
+            next_heartbeat_ms: 0,
+            diagnostics: diagnostics.to_string(),
+        };
+        let Some(node) = self.nodes.get_mut(&req.node_id) else {
+            return Ok(resync("node is not registered with this ResourceManager"));
+        };
+        if node.state != NodeState::Running {
+            return Ok(resync("node was lost; register again"));
+        }
+        node.last_heartbeat = now;
+        node.response_id += 1;
+        node.health_report = req.health_report.clone();
+        let node_sched = node.sched;
+        let node_name = node.id.clone();
+        let mut completed = Vec::new();
+        let mut acknowledged = Vec::new();
+        let mut unknown_running = Vec::new();
+        let mut finished = Vec::new();
+        for status in &req.containers {
+            match status.state {
+                ContainerState::Complete => {
+                    acknowledged.push(status.container_id.clone());
+                    if let Some(c) = self.containers.remove(&status.container_id) {
+                        self.ended.insert(c.id.clone());
+                        if let Some(slot) = c.slot.filter(|s| self.slot_alive(s)) {
+                            completed.push((slot.id, status.exit_status));
+                        }
+                        finished.push((c, status.clone()));
+                    }
+                }
+                _ => match self.containers.get_mut(&status.container_id) {
+                    Some(c) => c.running = true,
+                    None => unknown_running.push(status.container_id.clone()),
+                },
+            }
+        }
+        let mut decisions = std::mem::take(&mut self.decisions);
+        decisions.clear();
+        self.sched.node_heartbeat_into(node_sched, &completed, now, &mut decisions);
+        for (c, status) in finished {
+            self.container_finished(c, status, now);
+        }
+        for d in &decisions {
+            if let Decision::Allocated { app, container, .. } = *d {
+                self.allocated(app, container, &node_name, now);
+            }
+        }
+        self.decisions = decisions;
+        let node = self.nodes.get_mut(&req.node_id).expect("present");
+        for id in unknown_running {
+            if !node.to_kill.iter().any(|k| k.container_id == id) {
+                node.to_kill.push(KillContainer {
+                    container_id: id,
+                    exit_status: exit::KILLED_BY_RESOURCEMANAGER,
+                    diagnostics: "Container not known to the ResourceManager.".to_string(),
+                });
+            }
+        }
+        Ok(NodeHeartbeatResponse {
+            response_id: node.response_id,
+            action: NodeAction::Normal,
+            start: std::mem::take(&mut node.to_start),
+            kill: std::mem::take(&mut node.to_kill),
+            acknowledged,
+            next_heartbeat_ms: self.conf.nm_heartbeat_ms,
+            diagnostics: String::new(),
+        })
+    }
+
+    pub(super) fn slot_alive(&self, s: &Slot) -> bool {
+        let c = self.sched.container(s.id);
+        c.alive && c.app == s.app && c.seq == s.seq
+    }
+
+    /// A container of ours ended (its node reported it, or the scheduler ended it).
+    fn container_finished(&mut self, c: RmContainer, status: ContainerStatus, now: Millis) {
+        let Some(app) = self.apps.get_mut(&c.app) else { return };
+        let secs = (now - c.allocated_at).max(0) / 1000;
+        app.memory_seconds += c.resource.memory * secs;
+        app.vcore_seconds += c.resource.vcores * secs;
+        if status.exit_status == exit::PREEMPTED {
+            app.preempted.memory += c.resource.memory;
+            app.preempted.vcores += c.resource.vcores;
+            if c.is_am {
+                app.preempted_am += 1;
+            } else {
+                app.preempted_non_am += 1;
+            }
+        }
+        if app.state.is_final() {
+            return;
+        }
+        let current = app.attempt().map(|a| a.number) == Some(c.attempt);
+        if !current {
+            return;
+        }
+        if c.is_am {
+            let why = format!(
+                "AM Container for {} exited with exitCode: {}. {}",
+                app.attempt_id(c.attempt),
+                status.exit_status,
+                status.diagnostics
+            );
+            self.fail_attempt(c.app, why, now);
+        } else if let Some(a) = app.attempt_mut() {
+            a.new_completed.push(status);
+        }
+    }
+
+    /// The scheduler allocated `container` to `sched_app` on `node`.
+    fn allocated(
+        &mut self,
+        sched_app: fairloom_scheduler::AppId,
+        container: fairloom_scheduler::ContainerId,
+        node: &str,
+        now: Millis,
+    ) {
+        let c = self.sched.container(container);
+        let (seq, is_am, resource, priority) = (c.seq, c.is_am, res_of(c.resource), c.priority);
+        let Some(app_id) = self.app_of_sched(sched_app) else {
+            // Not ours (cannot happen: every scheduler app is submitted by this RM).
+            let _ = self.sched.complete_container(container, exit::ABORTED);
+            return;
+        };
+        let epoch = self.epoch;
+        let key = self.key.clone();
+        let http = self.nodes[node].http.clone();
+        let app = self.apps.get_mut(&app_id).expect("mapped apps exist");
+        let number = app.attempt().map(|a| a.number).unwrap_or(1);
+        let id = YarnContainerId { attempt: app.attempt_id(number), epoch: epoch.saturating_sub(1), id: seq as u64 }
+            .to_string();
+        let token = key.container_token(&id, node, &app.user, resource);
+        self.containers.insert(
+            id.clone(),
+            RmContainer {
+                id: id.clone(),
+                app: app_id,
+                attempt: number,
+                slot: Some(Slot { id: container, seq, app: sched_app }),
+                node: node.to_string(),
+                resource,
+                priority,
+                is_am,
+                allocated_at: now,
+                running: false,
+            },
+        );
+        let app = self.apps.get_mut(&app_id).expect("mapped apps exist");
+        if is_am {
+            let launch = am_launch_context(app, &id, &self.conf, &key);
+            let user = app.user.clone();
+            if app.launch_time == 0 {
+                app.launch_time = now;
+            }
+            if let Some(a) = app.attempt_mut() {
+                a.state = AttemptState::Launched;
+                a.am_container = Some(id.clone());
+                a.am_node = Some(node.to_string());
+                a.am_node_http = Some(http);
+                a.last_heartbeat = now;
+            }
+            let _ = self.persist(app_id);
+            self.nodes.get_mut(node).expect("heartbeating node").to_start.push(StartContainer {
+                container_id: id,
+                user,
+                resource,
+                priority,
+                token,
+                launch,
+            });
+        } else if let Some(a) = app.attempt_mut() {
+            a.new_allocated.push(Container {
+                id,
+                node_id: node.to_string(),
+                node_http_address: http,
+                resource,
+                priority,
+                token,
+            });
+        }
+    }
+
+    /// Containers the scheduler ended by itself (preemption, a removed node): their nodes
+    /// kill them and their AMs learn it.
+    pub(super) fn sweep_ended(&mut self, now: Millis) {
+        let ended: Vec<String> = self
+            .containers
+            .values()
+            .filter(|c| c.slot.is_some_and(|s| !self.slot_alive(&s)))
+            .map(|c| c.id.clone())
+            .collect();
+        for id in ended {
+            // An earlier one may have failed its attempt and taken its siblings with it.
+            let Some(c) = self.containers.remove(&id) else { continue };
+            let slot = c.slot.expect("filtered");
+            let sc = self.sched.container(slot.id);
+            let status = if sc.app == slot.app && sc.seq == slot.seq {
+                sc.exit_status.unwrap_or(exit::ABORTED)
+            } else {
+                exit::ABORTED
+            };
+            let diagnostics = match status {
+                exit::PREEMPTED => "Container preempted by scheduler".to_string(),
+                exit::ABORTED => "Container released on a *lost* node".to_string(),
+                other => format!("Container ended by the scheduler (exit status {other})"),
+            };
+            self.ended.insert(id.clone());
+            if let Some(node) = self.nodes.get_mut(&c.node).filter(|n| n.state == NodeState::Running) {
+                node.to_kill.push(KillContainer {
+                    container_id: id.clone(),
+                    exit_status: status,
+                    diagnostics: diagnostics.clone(),
+                });
+            }
+            let report = ContainerStatus {
+                container_id: id,
+                state: ContainerState::Complete,
+                exit_status: status,
+                diagnostics,
+                resource: c.resource,
+                priority: c.priority,
+            };
+            self.container_finished(c, report, now);
+        }
+    }
+
+    /// YARN's NMLivenessMonitor: a node silent past the expiry is LOST; the scheduler
+    /// drops it and its containers end ABORTED.
+    pub(super) fn expire_nodes(&mut self, now: Millis) {
+        let expiry = self.conf.nm_expiry_ms;
+        let lost: Vec<String> = self
+            .nodes
+            .values()
+            .filter(|n| n.state == NodeState::Running && now - n.last_heartbeat > expiry)
+            .map(|n| n.id.clone())
+            .collect();
+        for id in lost {
+            let node = self.nodes.get_mut(&id).expect("listed");
+            node.state = NodeState::Lost;
+            node.to_start.clear();
+            node.to_kill.clear();
+            let sched = node.sched;
+            self.sched.remove_node(sched);
+            self.node_changed(&id);
+            self.sweep_ended(now);
+        }
+    }
+
+    fn node_changed(&mut self, id: &str) {
+        let n = &self.nodes[id];
+        self.node_changes.push(NodeReport {
+            node_id: n.id.clone(),
+            http_address: n.http.clone(),
+            state: n.state.name().to_string(),
+        });
+    }
+
+    /// Running nodes' ids and web addresses (for `updated_nodes` and the web UI).
+    pub fn running_nodes(&self) -> usize {
+        self.nodes.values().filter(|n| n.state == NodeState::Running).count()
+    }
+
+    /// The app an attempt-id string names, with the attempt number.
+    pub fn parse_attempt(&self, text: &str) -> Option<(ApplicationId, u32)> {
+        let a: fairloom_model::ApplicationAttemptId = text.parse().ok()?;
+        Some((a.application, a.attempt))
+    }
+}
+
+/// The AM container's launch context: the submitted one, plus what YARN gives every AM
+/// (its container id, the submitter, the attempt limit) and how to reach the RM.
+fn am_launch_context(
+    app: &super::RmApp,
+    container: &str,
+    conf: &crate::conf::RmConf,
+    key: &fairloom_protocol::token::TokenKey,
+) -> LaunchContext {
+    let mut launch = app.sub.launch_context();
+    let attempt = app.attempt().map(|a| a.number).unwrap_or(1);
+    let extra = [
+        (env::CONTAINER_ID, container.to_string()),
+        (env::APP_SUBMITTER_USER, app.user.clone()),
+        (env::MAX_APP_ATTEMPTS, app.max_attempts(conf.am_max_attempts).to_string()),
+        (env::APP_SUBMIT_TIME_ENV, app.submit_time.to_string()),
+        (env::RM_SCHEDULER_ADDRESS, conf.scheduler_address.to_string()),
+        (env::RM_WEBAPP_ADDRESS, conf.webapp.to_string()),
+        (env::AMRM_TOKEN, key.am_token(&app.attempt_id(attempt).to_string())),
+    ];
+    for (k, v) in extra {
+        launch.environment.retain(|(name, _)| name != k);
+        launch.environment.push((k.to_string(), v));
+    }
+    launch
+}

@@ -1,0 +1,132 @@
+//! What is stored of an application, and the restart: stored applications come back, the
+//! attempts that were running wait for their AM to re-register and their nodes to report
+//! the containers they still run.
+
+use fairloom_model::{ApplicationId, Millis};
+use fairloom_protocol::am::FinalStatus;
+use fairloom_protocol::Res;
+use fairloom_scheduler::{Scheduler, SubmitSpec};
+
+use super::{resource_of, AppState, Attempt, AttemptState, Core, RmApp};
+use crate::error::RmError;
+use crate::store::{AppRecord, AttemptRecord, Recovered};
+
+pub(super) fn record_of(app: &RmApp) -> AppRecord {
+    AppRecord {
+        id: app.id.to_string(),
+        user: app.user.clone(),
+        submission: app.sub.clone(),
+        queue: app.queue.clone(),
+        submit_time: app.submit_time,
+        start_time: app.start_time,
+        finish_time: app.finish_time,
+        state: app.state.name().to_string(),
+        final_status: app.final_status.name().to_string(),
+        diagnostics: app.diagnostics.clone(),
+        priority: app.priority,
+        attempts: app
+            .attempts
+            .iter()
+            .map(|a| AttemptRecord {
+                number: a.number,
+                start_time: a.start_time,
+                finish_time: a.finish_time,
+                state: a.state.name().to_string(),
+                am_container: a.am_container.clone(),
+                am_node: a.am_node.clone(),
+                am_node_http: a.am_node_http.clone(),
+                diagnostics: a.diagnostics.clone(),
+            })
+            .collect(),
+    }
+}
+
+fn final_status(text: &str) -> FinalStatus {
+    match text {
+        "SUCCEEDED" => FinalStatus::Succeeded,
+        "FAILED" => FinalStatus::Failed,
+        "KILLED" => FinalStatus::Killed,
+        _ => FinalStatus::Undefined,
+    }
+}
+
+impl Core {
+    pub(super) fn recover(&mut self, recovered: Recovered, now: Millis) -> Result<(), RmError> {
+        for (key, record) in recovered.apps {
+            let id: ApplicationId =
+                key.parse().map_err(|_| RmError::internal(format!("state store: bad application id '{key}'")))?;
+            let state = AppState::parse(&record.state).unwrap_or(AppState::Accepted);
+            let mut attempts: Vec<Attempt> = record
+                .attempts
+                .iter()
+                .map(|r| {
+                    let mut a = Attempt::new(r.number, r.start_time);
+                    a.state = AttemptState::parse(&r.state);
+                    a.finish_time = r.finish_time;
+                    a.am_container = r.am_container.clone();
+                    a.am_node = r.am_node.clone();
+                    a.am_node_http = r.am_node_http.clone();
+                    a.diagnostics = r.diagnostics.clone();
+                    // The monitor waits a whole expiry for the AM to come back.
+                    a.last_heartbeat = now;
+                    a
+                })
+                .collect();
+            if attempts.is_empty() {
+                attempts.push(Attempt::new(1, now));
+            }
+            let mut app = RmApp {
+                id,
+                user: record.user.clone(),
+                sub: record.submission.clone(),
+                queue: record.queue.clone(),
+                state,
+                final_status: final_status(&record.final_status),
+                diagnostics: record.diagnostics.clone(),
+                submit_time: record.submit_time,
+                start_time: record.start_time,
+                launch_time: 0,
+                finish_time: record.finish_time,
+                priority: record.priority,
+                attempts,
+                sched: None,
+                progress: if state.is_final() { 1.0 } else { 0.0 },
+                memory_seconds: 0,
+                vcore_seconds: 0,
+                preempted: Res::default(),
+                preempted_am: 0,
+                preempted_non_am: 0,
+            };
+            if !state.is_final() {
+                let launched = app.attempt().is_some_and(|a| a.am_container.is_some() && !a.state.is_final());
+                // A launched attempt's AM runs somewhere: its node will report it, so the
+                // scheduler must not allocate another.
+                let am = (!launched).then(|| resource_of(app.sub.am_resource()));
+                let spec =
+                    SubmitSpec { priority: app.priority, ..SubmitSpec::new(app.sub.name(), &app.queue, &app.user, am) };
+                let sched = self.sched.submit(&spec, now);
+                if let Some(why) = self.sched.app(sched).rejection {
+                    app.state = AppState::Failed;
+                    app.final_status = FinalStatus::Failed;
+                    app.finish_time = now;
+                    app.diagnostics = format!("Application could not be recovered: {why}");
+                } else {
+                    self.by_sched.insert(sched, id);
+                    app.sched = Some(sched);
+                    if let Some(a) = app.attempt_mut() {
+                        if a.state.is_final() {
+                            // Stored between a failed attempt and its successor.
+                            let next = a.number + 1;
+                            app.attempts.push(Attempt::new(next, now));
+                        } else if !launched {
+                            a.state = AttemptState::Scheduled;
+                        }
+                    }
+                }
+            }
+            self.apps.insert(id, app);
+            let _ = self.persist(id);
+        }
+        Ok(())
+    }
+}

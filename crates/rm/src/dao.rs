@@ -1,0 +1,444 @@
+//! YARN's REST DAOs (ClusterInfo, ClusterMetricsInfo, AppInfo, AppAttemptInfo, NodeInfo and
+//! the two scheduler layouts) rendered from the RM's state, with the Java field names as
+//! JSON keys.
+
+use serde_json::{json, Map, Value};
+
+use fairloom_model::Resource;
+use fairloom_scheduler::{QueueId, Scheduler};
+
+use crate::core::{AppState, Core, NodeState, RmApp};
+
+pub const VERSION: &str = concat!("fairloom ", env!("CARGO_PKG_VERSION"));
+
+pub fn resource(r: Resource) -> Value {
+    json!({ "memory": r.memory(), "vCores": r.vcores() })
+}
+
+pub fn cluster_info(core: &Core) -> Value {
+    json!({ "clusterInfo": {
+        "id": core.started_on,
+        "startedOn": core.started_on,
+        "state": "STARTED",
+        "haState": "ACTIVE",
+        "rmStateStoreName": core.store.name(),
+        "resourceManagerVersion": VERSION,
+        "resourceManagerBuildVersion": VERSION,
+        "resourceManagerVersionBuiltOn": "",
+        "hadoopVersion": "3.4.0 (fairloom-compatible)",
+        "hadoopBuildVersion": VERSION,
+        "hadoopVersionBuiltOn": "",
+        "haZooKeeperConnectionState": "Could not find leader elector. Verify both HA and automatic failover are enabled.",
+    }})
+}
+
+pub fn cluster_metrics(core: &Core) -> Value {
+    let count = |s: AppState| core.apps.values().filter(|a| a.state == s).count();
+    let pending_apps =
+        count(AppState::Accepted) + count(AppState::Submitted) + count(AppState::New) + count(AppState::NewSaving);
+    let cluster = core.sched.cluster();
+    let mut allocated = Resource::none();
+    let mut reserved = Resource::none();
+    let mut total = Resource::none();
+    let mut containers = 0usize;
+    let mut reserved_containers = 0usize;
+    for n in cluster.nodes.iter().filter(|n| !n.removed) {
+        allocated.add_assign(n.allocated);
+        total.add_assign(n.total);
+        containers += n.containers.len();
+        if let Some(r) = n.reservation {
+            reserved.add_assign(r.resource);
+            reserved_containers += 1;
+        }
+    }
+    let mut pending = Resource::none();
+    let mut pending_containers = 0i64;
+    for app in core.apps.values() {
+        if let Some(s) = app.sched {
+            let v = core.sched.app(s);
+            pending.add_assign(v.pending);
+        }
+        let _ = &mut pending_containers;
+    }
+    let available = total.saturating_sub(allocated);
+    let active = core.nodes.values().filter(|n| n.state == NodeState::Running).count();
+    let lost = core.nodes.values().filter(|n| n.state == NodeState::Lost).count();
+    let capacity = core.sched.kind() == "capacity";
+    let total_mb = if capacity { available.memory() + allocated.memory() + reserved.memory() } else { total.memory() };
+    let total_vc = if capacity { available.vcores() + allocated.vcores() + reserved.vcores() } else { total.vcores() };
+    json!({ "clusterMetrics": {
+        "appsSubmitted": core.apps.len(),
+        "appsCompleted": count(AppState::Finished) + count(AppState::Failed) + count(AppState::Killed),
+        "appsPending": pending_apps,
+        "appsRunning": count(AppState::Running),
+        "appsFailed": count(AppState::Failed),
+        "appsKilled": count(AppState::Killed),
+        "reservedMB": reserved.memory(),
+        "availableMB": available.memory(),
+        "allocatedMB": allocated.memory(),
+        "pendingMB": pending.memory(),
+        "reservedVirtualCores": reserved.vcores(),
+        "availableVirtualCores": available.vcores(),
+        "allocatedVirtualCores": allocated.vcores(),
+        "pendingVirtualCores": pending.vcores(),
+        "containersAllocated": containers,
+        "containersReserved": reserved_containers,
+        "containersPending": pending_containers,
+        "totalMB": total_mb,
+        "totalVirtualCores": total_vc,
+        "utilizedMBPercent": percent(allocated.memory(), total.memory()),
+        "utilizedVirtualCoresPercent": percent(allocated.vcores(), total.vcores()),
+        "totalNodes": active + lost,
+        "lostNodes": lost,
+        "unhealthyNodes": 0,
+        "decommissioningNodes": 0,
+        "decommissionedNodes": 0,
+        "rebootedNodes": 0,
+        "activeNodes": active,
+        "shutdownNodes": 0,
+        "totalUsedResourcesAcrossPartition": resource(allocated),
+        "totalClusterResourcesAcrossPartition": resource(total),
+        "totalReservedResourcesAcrossPartition": resource(reserved),
+        "totalAllocatedContainersAcrossPartition": containers,
+        "crossPartitionMetricsAvailable": true,
+        "rmSchedulerBusyPercent": -1,
+        "rmEventQueueSize": 0,
+        "schedulerEventQueueSize": 0,
+    }})
+}
+
+fn percent(part: i64, whole: i64) -> i64 {
+    if whole <= 0 {
+        0
+    } else {
+        part * 100 / whole
+    }
+}
+
+/// YARN's AppInfo.
+pub fn app_info(core: &Core, app: &RmApp) -> Value {
+    let view = app.sched.map(|s| core.sched.app(s));
+    let (used, running) = view.as_ref().map(|v| (v.usage, v.live_containers)).unwrap_or((Resource::none(), 0));
+    let attempt = app.attempt();
+    let total = core.sched.cluster().total;
+    let tracking_ui = match app.state {
+        AppState::Running => "ApplicationMaster",
+        s if s.is_final() => "History",
+        _ => "UNASSIGNED",
+    };
+    let am_http = attempt.and_then(|a| a.am_node_http.clone()).unwrap_or_default();
+    let am_logs = match (attempt.and_then(|a| a.am_container.as_deref()), attempt.and_then(|a| a.am_node.as_deref())) {
+        (Some(c), Some(_)) => format!("http://{am_http}/node/containerlogs/{c}/{}", app.user),
+        _ => String::new(),
+    };
+    let mut diagnostics = app.diagnostics.clone();
+    if app.state == AppState::Accepted {
+        if let Some(w) = view.as_ref().and_then(|v| v.wait.as_ref()) {
+            diagnostics = format!("[fairloom] {w}");
+        }
+    }
+    let elapsed = if app.finish_time > 0 { app.finish_time - app.start_time } else { core.now - app.start_time };
+    let mut v = json!({
+        "id": app.id.to_string(),
+        "user": app.user,
+        "name": app.sub.name(),
+        "queue": app.queue,
+        "state": app.state.name(),
+        "finalStatus": app.final_status.name(),
+        "progress": (app.progress * 100.0) as f64,
+        "trackingUI": tracking_ui,
+        "diagnostics": diagnostics,
+        "clusterId": core.cluster_ts,
+        "applicationType": app.sub.app_type(),
+        "applicationTags": app.sub.tags().join(","),
+        "priority": app.priority,
+        "startedTime": app.start_time,
+        "launchTime": app.launch_time,
+        "submitTime": app.submit_time,
+        "finishedTime": app.finish_time,
+        "elapsedTime": elapsed.max(0),
+        "amContainerLogs": am_logs,
+        "amHostHttpAddress": am_http,
+        "amRPCAddress": "N/A",
+        "allocatedMB": used.memory(),
+        "allocatedVCores": used.vcores(),
+        "reservedMB": 0,
+        "reservedVCores": 0,
+        "runningContainers": running,
+        "memorySeconds": app.memory_seconds,
+        "vcoreSeconds": app.vcore_seconds,
+        "queueUsagePercentage": 0.0,
+        "clusterUsagePercentage": if total.memory() > 0 { used.memory() as f64 * 100.0 / total.memory() as f64 } else { 0.0 },
+        "resourceSecondsMap": { "entry": { "key": "memory-mb", "value": app.memory_seconds.to_string() } },
+        "preemptedResourceMB": app.preempted.memory,
+        "preemptedResourceVCores": app.preempted.vcores,
+        "numNonAMContainerPreempted": app.preempted_non_am,
+        "numAMContainerPreempted": app.preempted_am,
+        "preemptedMemorySeconds": 0,
+        "preemptedVcoreSeconds": 0,
+        "logAggregationStatus": "DISABLED",
+        "unmanagedApplication": false,
+        "appNodeLabelExpression": "",
+        "amNodeLabelExpression": "",
+        "resourceInfo": { "resourceUsagesByPartition": [] },
+        "timeouts": { "timeout": [{ "type": "LIFETIME", "expiryTime": "UNLIMITED", "remainingTime": -1 }] },
+    });
+    if matches!(app.state, AppState::Running) || app.state.is_final() {
+        v["trackingUrl"] = json!(format!("http://{}/proxy/{}/", core.conf.webapp, app.id));
+    }
+    v
+}
+
+/// YARN's AppAttemptInfo.
+pub fn attempt_info(app: &RmApp, number: u32) -> Option<Value> {
+    let a = app.attempts.iter().find(|a| a.number == number)?;
+    Some(json!({
+        "id": a.number,
+        "startTime": a.start_time,
+        "finishedTime": a.finish_time,
+        "containerId": a.am_container.clone().unwrap_or_default(),
+        "nodeHttpAddress": a.am_node_http.clone().unwrap_or_default(),
+        "nodeId": a.am_node.clone().unwrap_or_default(),
+        "logsLink": match (&a.am_node_http, &a.am_container) {
+            (Some(h), Some(c)) => format!("http://{h}/node/containerlogs/{c}/{}", app.user),
+            _ => String::new(),
+        },
+        "blacklistedNodes": "",
+        "nodesBlacklistedBySystem": "",
+        "appAttemptId": app.attempt_id(a.number).to_string(),
+        "appAttemptState": a.state.name(),
+        "diagnosticsInfo": a.diagnostics,
+        "exportPorts": "",
+    }))
+}
+
+/// The live containers of an attempt (YARN's ContainerInfo of the AHS layer).
+pub fn attempt_containers(core: &Core, app: &RmApp, number: u32) -> Vec<Value> {
+    core.containers
+        .values()
+        .filter(|c| c.app == app.id && c.attempt == number)
+        .map(|c| {
+            let http = core.nodes.get(&c.node).map(|n| n.http.clone()).unwrap_or_default();
+            json!({
+                "containerId": c.id,
+                "allocatedMB": c.resource.memory,
+                "allocatedVCores": c.resource.vcores,
+                "assignedNodeId": c.node,
+                "priority": c.priority,
+                "startedTime": c.allocated_at,
+                "finishedTime": 0,
+                "elapsedTime": 0,
+                "logUrl": format!("http://{http}/node/containerlogs/{}/{}", c.id, app.user),
+                "containerExitStatus": 0,
+                "containerState": if c.running { "RUNNING" } else { "ALLOCATED" },
+                "nodeHttpAddress": format!("http://{http}"),
+                "nodeId": c.node,
+            })
+        })
+        .collect()
+}
+
+/// YARN's NodeInfo.
+pub fn node_info(core: &Core, id: &str) -> Option<Value> {
+    let n = core.nodes.get(id)?;
+    let (used, containers) = if n.state == NodeState::Running {
+        let node = core.sched.cluster().node(n.sched);
+        (node.allocated, node.containers.len())
+    } else {
+        (Resource::none(), 0)
+    };
+    let host = n.id.split(':').next().unwrap_or_default();
+    Some(json!({
+        "rack": n.rack,
+        "state": n.state.name(),
+        "id": n.id,
+        "nodeHostName": host,
+        "nodeHTTPAddress": n.http,
+        "lastHealthUpdate": n.last_heartbeat,
+        "version": n.version,
+        "healthReport": n.health_report,
+        "numContainers": containers,
+        "usedMemoryMB": used.memory(),
+        "availMemoryMB": n.resource.memory - used.memory(),
+        "usedVirtualCores": used.vcores(),
+        "availableVirtualCores": n.resource.vcores - used.vcores(),
+        "numRunningOpportContainers": 0,
+        "usedMemoryOpportGB": 0,
+        "usedVirtualCoresOpport": 0,
+        "numQueuedContainers": 0,
+        "nodeLabels": [],
+        "totalResource": { "memory": n.resource.memory, "vCores": n.resource.vcores },
+        "usedResource": resource(used),
+        "availableResource": { "memory": n.resource.memory - used.memory(), "vCores": n.resource.vcores - used.vcores() },
+        "resourceUtilization": { "nodePhysicalMemoryMB": 0, "nodeVirtualMemoryMB": 0, "nodeCPUUsage": 0.0,
+            "aggregatedContainersPhysicalMemoryMB": 0, "aggregatedContainersVirtualMemoryMB": 0, "containersCPUUsage": 0.0 },
+    }))
+}
+
+pub fn scheduler(core: &Core) -> Value {
+    let info = match (&core.sched.as_fair(), &core.sched.as_capacity()) {
+        (Some(f), _) => json!({ "type": "fairScheduler", "rootQueue": fair_queue(core, f, QueueId(0)) }),
+        (_, Some(c)) => capacity_root(core, c),
+        _ => json!({}),
+    };
+    json!({ "scheduler": { "schedulerInfo": info } })
+}
+
+fn fair_queue(core: &Core, f: &fairloom_scheduler::FairScheduler, id: QueueId) -> Value {
+    let q = f.queue(id);
+    let cluster = core.sched.cluster().total;
+    let max = Resource::new(q.max_share.memory().min(cluster.memory()), q.max_share.vcores().min(cluster.vcores()));
+    let mut live = 0usize;
+    let mut apps = Vec::new();
+    if q.leaf {
+        apps.extend(q.runnable_apps.iter().chain(q.non_runnable_apps.iter()).copied());
+        live = apps.iter().map(|&a| core.sched.app(a).live_containers).sum();
+    }
+    let mut v = json!({
+        "queueName": q.name,
+        "schedulingPolicy": q.policy.name(),
+        "maxApps": q.settings.max_running_apps,
+        "minResources": resource(q.settings.min_share),
+        "maxResources": resource(max),
+        "usedResources": resource(q.usage),
+        "amUsedResources": resource(q.am_usage),
+        "amMaxResources": resource(if q.leaf { f.am_limit(id) } else { Resource::none() }),
+        "demandResources": resource(q.demand),
+        "steadyFairResources": resource(q.steady_fair_share),
+        "fairResources": resource(q.fair_share),
+        "clusterResources": resource(cluster),
+        "reservedResources": resource(Resource::none()),
+        "maxContainerAllocation": resource(q.settings.max_container_allocation.unwrap_or_else(|| res_max(core))),
+        "pendingContainers": 0,
+        "allocatedContainers": live,
+        "reservedContainers": 0,
+        "preemptable": q.settings.allow_preemption_from,
+    });
+    let m = v.as_object_mut().expect("object");
+    if q.leaf {
+        m.insert("type".into(), json!("fairSchedulerLeafQueueInfo"));
+        m.insert("numPendingApps".into(), json!(q.non_runnable_apps.len()));
+        m.insert("numActiveApps".into(), json!(q.runnable_apps.len()));
+    }
+    let children: Vec<Value> =
+        q.children.iter().filter(|&&c| !f.queue(c).removed).map(|&c| fair_queue(core, f, c)).collect();
+    if !children.is_empty() {
+        m.insert("childQueues".into(), json!({ "queue": children }));
+    }
+    v
+}
+
+fn res_max(core: &Core) -> Resource {
+    let m = core.max_allocation();
+    Resource::new(m.memory, m.vcores)
+}
+
+fn capacity_root(core: &Core, c: &fairloom_scheduler::capacity::CapacityScheduler) -> Value {
+    let root = c.queue(QueueId(0));
+    let p = root.part(fairloom_scheduler::PartitionId::DEFAULT);
+    let cluster = core.sched.cluster().total;
+    json!({
+        "type": "capacityScheduler",
+        "capacity": 100.0,
+        "usedCapacity": used_percent(p.used, cluster),
+        "maxCapacity": 100.0,
+        "queueName": "root",
+        "queuePath": "root",
+        "queues": { "queue": capacity_children(core, c, QueueId(0)) },
+        "maximumAllocation": resource(res_max(core)),
+    })
+}
+
+fn used_percent(used: Resource, of: Resource) -> f64 {
+    if of.memory() <= 0 {
+        0.0
+    } else {
+        used.memory() as f64 * 100.0 / of.memory() as f64
+    }
+}
+
+fn capacity_children(core: &Core, c: &fairloom_scheduler::capacity::CapacityScheduler, id: QueueId) -> Vec<Value> {
+    let q = c.queue(id);
+    let mut leaves = Vec::new();
+    let mut parents = Vec::new();
+    for &child in &q.children {
+        let cq = c.queue(child);
+        if cq.removed {
+            continue;
+        }
+        let v = capacity_queue(core, c, child);
+        if cq.leaf {
+            leaves.push(v);
+        } else {
+            parents.push(v);
+        }
+    }
+    // YARN-4785: leaves are listed before parents.
+    leaves.extend(parents);
+    leaves
+}
+
+fn capacity_queue(core: &Core, c: &fairloom_scheduler::capacity::CapacityScheduler, id: QueueId) -> Value {
+    let q = c.queue(id);
+    let p = q.part(fairloom_scheduler::PartitionId::DEFAULT);
+    let cluster = core.sched.cluster().total;
+    let short = q.name.rsplit('.').next().unwrap_or(&q.name).to_string();
+    let abs_used = used_percent(p.used, cluster);
+    let used_capacity = if p.abs_capacity > 0.0 { abs_used / p.abs_capacity as f64 } else { 0.0 };
+    let live: usize = q.active.iter().chain(q.waiting.iter()).map(|&a| core.sched.app(a).live_containers).sum();
+    let mut v = json!({
+        "queuePath": q.name,
+        "queueName": short,
+        "capacity": f32_percent(p.capacity),
+        "usedCapacity": used_capacity,
+        "maxCapacity": f32_percent(p.max_capacity),
+        "absoluteCapacity": f32_percent(p.abs_capacity),
+        "absoluteMaxCapacity": f32_percent(p.abs_max_capacity),
+        "absoluteUsedCapacity": abs_used,
+        "numApplications": q.active.len() + q.waiting.len(),
+        "isAbsoluteResource": p.min_absolute.is_some(),
+        "state": format!("{:?}", q.settings.state).to_uppercase(),
+        "resourcesUsed": resource(p.used),
+        "nodeLabels": ["*"],
+        "allocatedContainers": live,
+        "reservedContainers": 0,
+        "pendingContainers": 0,
+        "capacities": { "queueCapacitiesByPartition": [{
+            "partitionName": "",
+            "capacity": f32_percent(p.capacity),
+            "usedCapacity": used_capacity,
+            "maxCapacity": f32_percent(p.max_capacity),
+            "absoluteCapacity": f32_percent(p.abs_capacity),
+            "absoluteUsedCapacity": abs_used,
+            "absoluteMaxCapacity": f32_percent(p.abs_max_capacity),
+            "maxAMLimitPercentage": f32_percent(p.max_am_percent),
+        }]},
+        "minEffectiveCapacity": resource(p.guaranteed),
+        "maxEffectiveCapacity": resource(p.maximum),
+        "maximumAllocation": resource(res_max(core)),
+        "queuePriority": q.settings.priority,
+    });
+    let m: &mut Map<String, Value> = v.as_object_mut().expect("object");
+    if q.leaf {
+        m.insert("type".into(), json!("capacitySchedulerLeafQueueInfo"));
+        m.insert("numActiveApplications".into(), json!(q.active.len()));
+        m.insert("numPendingApplications".into(), json!(q.waiting.len()));
+        m.insert("numContainers".into(), json!(live));
+        m.insert("userLimit".into(), json!(q.settings.min_user_limit_percent));
+        m.insert("userLimitFactor".into(), json!(q.settings.user_limit_factor));
+        m.insert("AMResourceLimit".into(), resource(c.am_limit(id, fairloom_scheduler::PartitionId::DEFAULT)));
+        m.insert("usedAMResource".into(), resource(p.am_used));
+        m.insert("preemptionDisabled".into(), json!(q.settings.preemption_disabled));
+        m.insert("intraQueuePreemptionDisabled".into(), json!(q.settings.intra_preemption_disabled));
+        m.insert("users".into(), Value::Null);
+    } else {
+        m.insert("queues".into(), json!({ "queue": capacity_children(core, c, id) }));
+    }
+    v
+}
+
+/// A fraction kept as float32 (as YARN keeps capacities), as the percent YARN's DAO shows.
+fn f32_percent(fraction: f32) -> f64 {
+    // Multiplied in float32 as Java does, so 0.4 shows as 40.0 and not 40.00000059604645.
+    (fraction * 100.0) as f64
+}

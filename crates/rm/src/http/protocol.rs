@@ -1,0 +1,68 @@
+//! The node protocol (resource tracker address) and the AM protocol (scheduler address) as
+//! JSON over HTTP: each handler parses, forwards to the loop, and answers.
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::Router;
+
+use fairloom_protocol::paths;
+
+use super::{json_response, parse_body, Ctx};
+use crate::error::RmError;
+use crate::service::Command;
+
+type R = Result<Response, RmError>;
+
+pub fn tracker_router(ctx: Ctx) -> Router {
+    Router::new()
+        .route(paths::REGISTER_NODE, post(register_node))
+        .route(paths::NODE_HEARTBEAT, post(node_heartbeat))
+        .fallback(|| async { RmError::not_found("unknown resource-tracker call").into_response() })
+        .with_state(ctx)
+}
+
+pub fn am_router(ctx: Ctx) -> Router {
+    Router::new()
+        .route(paths::REGISTER_AM, post(register_am))
+        .route(paths::ALLOCATE, post(allocate))
+        .route(paths::FINISH_AM, post(finish_am))
+        .fallback(|| async { RmError::not_found("unknown application-master call").into_response() })
+        .with_state(ctx)
+}
+
+async fn register_node(State(ctx): State<Ctx>, body: Bytes) -> R {
+    let req = parse_body(&body, "node registration")?;
+    let out = ctx.rm.call(|r| Command::RegisterNode(req, r)).await?;
+    Ok(json_response(StatusCode::OK, &out))
+}
+
+async fn node_heartbeat(State(ctx): State<Ctx>, body: Bytes) -> R {
+    let req = parse_body(&body, "node heartbeat")?;
+    let out = ctx.rm.call(|r| Command::NodeHeartbeat(req, r)).await?;
+    Ok(json_response(StatusCode::OK, &out))
+}
+
+fn token(headers: &HeaderMap) -> String {
+    headers.get(paths::AMRM_TOKEN_HEADER).and_then(|v| v.to_str().ok()).unwrap_or_default().to_string()
+}
+
+async fn register_am(State(ctx): State<Ctx>, headers: HeaderMap, body: Bytes) -> R {
+    let req = parse_body(&body, "registerApplicationMaster")?;
+    let out = ctx.rm.call(|r| Command::RegisterAm(req, token(&headers), r)).await?;
+    Ok(json_response(StatusCode::OK, &out))
+}
+
+async fn allocate(State(ctx): State<Ctx>, headers: HeaderMap, body: Bytes) -> R {
+    let req = parse_body(&body, "allocate")?;
+    let out = ctx.rm.call(|r| Command::Allocate(req, token(&headers), r)).await?;
+    Ok(json_response(StatusCode::OK, &out))
+}
+
+async fn finish_am(State(ctx): State<Ctx>, headers: HeaderMap, body: Bytes) -> R {
+    let req = parse_body(&body, "finishApplicationMaster")?;
+    let out = ctx.rm.call(|r| Command::FinishAm(req, token(&headers), r)).await?;
+    Ok(json_response(StatusCode::OK, &out))
+}

@@ -1,0 +1,440 @@
+//! `/ws/v1/cluster/*` as YARN's RMWebServices answers it, and the `/cluster` page.
+
+use std::collections::HashMap;
+
+use axum::body::Bytes;
+use axum::extract::{Path, Query, RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use serde_json::{json, Value};
+
+use super::auth::{caller, cookie_for};
+use super::{json_response, parse_body, Ctx};
+use crate::core::{AppState, KillOutcome};
+use crate::error::RmError;
+use crate::service::{wall_ms, AppSnap, Command};
+use crate::submission::Submission;
+
+pub fn web_router(ctx: Ctx) -> Router {
+    Router::new()
+        .route("/", get(cluster_page))
+        .route("/cluster", get(cluster_page))
+        .route("/ws/v1/cluster", get(info))
+        .route("/ws/v1/cluster/info", get(info))
+        .route("/ws/v1/cluster/metrics", get(metrics))
+        .route("/ws/v1/cluster/scheduler", get(scheduler))
+        .route("/ws/v1/cluster/apps", get(apps).post(submit))
+        .route("/ws/v1/cluster/apps/new-application", post(new_application))
+        .route("/ws/v1/cluster/apps/{id}", get(app))
+        .route("/ws/v1/cluster/apps/{id}/state", get(app_state).put(kill))
+        .route("/ws/v1/cluster/apps/{id}/queue", get(app_queue).put(move_app))
+        .route("/ws/v1/cluster/apps/{id}/priority", get(app_priority).put(set_priority))
+        .route("/ws/v1/cluster/apps/{id}/timeouts", get(timeouts))
+        .route("/ws/v1/cluster/apps/{id}/timeouts/{kind}", get(timeout))
+        .route("/ws/v1/cluster/apps/{id}/timeout", axum::routing::put(update_timeout))
+        .route("/ws/v1/cluster/apps/{id}/appattempts", get(attempts))
+        .route("/ws/v1/cluster/apps/{id}/appattempts/{attempt}", get(attempt))
+        .route("/ws/v1/cluster/apps/{id}/appattempts/{attempt}/containers", get(attempt_containers))
+        .route("/ws/v1/cluster/apps/{id}/appattempts/{attempt}/containers/{cid}", get(attempt_container))
+        .route("/ws/v1/cluster/appstatistics", get(app_statistics))
+        .route("/ws/v1/cluster/nodes", get(nodes))
+        .route("/ws/v1/cluster/nodes/{id}", get(node))
+        .route("/ws/v1/cluster/nodes/{id}/resource", post(update_node_resource))
+        .route("/ws/v1/cluster/containers/{cid}/signal/{command}", post(signal_container))
+        .fallback(not_found)
+        .with_state(ctx)
+}
+
+async fn not_found() -> Response {
+    RmError::not_found("The requested resource is not available on this ResourceManager").into_response()
+}
+
+type R = Result<Response, RmError>;
+
+fn ok(v: Value) -> R {
+    Ok(json_response(StatusCode::OK, &v))
+}
+
+/// The authenticated caller, or YARN's AuthorizationException; the response carries the
+/// cookie when the caller came with `user.name`.
+fn need_user(ctx: &Ctx, q: &Option<String>, headers: &HeaderMap) -> Result<String, RmError> {
+    caller(q.as_deref(), headers, &ctx.key, wall_ms()).ok_or_else(RmError::unauthenticated)
+}
+
+fn with_cookie(mut r: Response, ctx: &Ctx, q: &Option<String>) -> Response {
+    if let Some(user) = q.as_deref().and_then(|q| {
+        q.split('&').find_map(|kv| kv.strip_prefix("user.name=").filter(|u| !u.is_empty()).map(str::to_string))
+    }) {
+        if let Some(c) = cookie_for(&user, &ctx.key, wall_ms()) {
+            r.headers_mut().insert("set-cookie", c);
+        }
+    }
+    r
+}
+
+async fn cluster_page(State(ctx): State<Ctx>, RawQuery(q): RawQuery) -> Response {
+    let snap = ctx.rm.snapshot();
+    let m = &snap.metrics["clusterMetrics"];
+    let mut rows = String::new();
+    for a in snap.apps.iter().rev().take(100) {
+        rows.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&a.id),
+            esc(&a.user),
+            esc(&a.name),
+            esc(&a.queue),
+            a.state.name(),
+            a.final_status
+        ));
+    }
+    let page = format!(
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>fairloom: cluster</title></head><body>\
+         <h1>fairloom ResourceManager</h1>\
+         <p>Apps submitted {} · running {} · pending {} · active nodes {} · used {} MB of {} MB</p>\
+         <table><thead><tr><th>ID</th><th>User</th><th>Name</th><th>Queue</th><th>State</th><th>FinalStatus</th></tr></thead><tbody>{rows}</tbody></table>\
+         <p>REST: <a href=\"/ws/v1/cluster/info\">/ws/v1/cluster</a></p></body></html>",
+        m["appsSubmitted"], m["appsRunning"], m["appsPending"], m["activeNodes"], m["allocatedMB"], m["totalMB"]
+    );
+    with_cookie(Html(page).into_response(), &ctx, &q)
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+async fn info(State(ctx): State<Ctx>, RawQuery(q): RawQuery) -> Response {
+    with_cookie(json_response(StatusCode::OK, &ctx.rm.snapshot().cluster_info), &ctx, &q)
+}
+
+async fn metrics(State(ctx): State<Ctx>, RawQuery(q): RawQuery) -> Response {
+    with_cookie(json_response(StatusCode::OK, &ctx.rm.snapshot().metrics), &ctx, &q)
+}
+
+async fn scheduler(State(ctx): State<Ctx>, RawQuery(q): RawQuery) -> Response {
+    with_cookie(json_response(StatusCode::OK, &ctx.rm.snapshot().scheduler), &ctx, &q)
+}
+
+fn list(q: &HashMap<String, String>, key: &str) -> Vec<String> {
+    q.get(key)
+        .map(|v| v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+        .unwrap_or_default()
+}
+
+fn time_param(q: &HashMap<String, String>, key: &str) -> Result<Option<i64>, RmError> {
+    match q.get(key) {
+        None => Ok(None),
+        Some(v) => {
+            let t: i64 =
+                v.trim().parse().map_err(|_| RmError::bad_request(format!("{key} must be a number, got '{v}'")))?;
+            if t < 0 {
+                return Err(RmError::bad_request(format!("{key} must be greater than 0")));
+            }
+            Ok(Some(t))
+        }
+    }
+}
+
+fn parse_states(q: &HashMap<String, String>) -> Result<Vec<AppState>, RmError> {
+    let mut names = list(q, "states");
+    names.extend(list(q, "state"));
+    names
+        .iter()
+        .map(|s| {
+            AppState::parse(s).ok_or_else(|| {
+                RmError::bad_request(format!(
+                    "Invalid application-state {s} specified. It should be one of NEW, NEW_SAVING, SUBMITTED, ACCEPTED, RUNNING, FINISHED, FAILED, KILLED"
+                ))
+            })
+        })
+        .collect()
+}
+
+fn queue_matches(app_queue: &str, wanted: &str) -> bool {
+    app_queue == wanted || app_queue.rsplit('.').next() == Some(wanted) || format!("root.{wanted}") == app_queue
+}
+
+async fn apps(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>, RawQuery(raw): RawQuery) -> R {
+    let states = parse_states(&q)?;
+    let final_status = q.get("finalStatus").map(|s| s.to_ascii_uppercase());
+    let limit: Option<usize> = match q.get("limit") {
+        Some(v) => Some(v.parse().map_err(|_| RmError::bad_request(format!("limit must be a number, got '{v}'")))?),
+        None => None,
+    };
+    let (sb, se) = (time_param(&q, "startedTimeBegin")?, time_param(&q, "startedTimeEnd")?);
+    let (fb, fe) = (time_param(&q, "finishedTimeBegin")?, time_param(&q, "finishedTimeEnd")?);
+    if let (Some(b), Some(e)) = (sb, se) {
+        if b > e {
+            return Err(RmError::bad_request("startedTimeEnd must be greater than startTimeBegin"));
+        }
+    }
+    let types: Vec<String> = list(&q, "applicationTypes").into_iter().map(|t| t.to_ascii_lowercase()).collect();
+    let tags = list(&q, "applicationTags");
+    let snap = ctx.rm.snapshot();
+    let keep = |a: &&AppSnap| {
+        (states.is_empty() || states.contains(&a.state))
+            && final_status.as_deref().is_none_or(|f| f == a.final_status)
+            && q.get("user").is_none_or(|u| u == &a.user)
+            && q.get("queue").is_none_or(|w| queue_matches(&a.queue, w))
+            && q.get("name").is_none_or(|n| n == &a.name)
+            && sb.is_none_or(|b| a.started >= b)
+            && se.is_none_or(|e| a.started <= e)
+            && fb.is_none_or(|b| a.finished >= b)
+            && fe.is_none_or(|e| a.finished <= e && a.finished > 0)
+            && (types.is_empty() || types.contains(&a.app_type.to_ascii_lowercase()))
+            && (tags.is_empty() || tags.iter().any(|t| a.tags.contains(t)))
+    };
+    let chosen: Vec<&Value> =
+        snap.apps.iter().filter(keep).take(limit.unwrap_or(usize::MAX)).map(|a| &a.info).collect();
+    let body = if chosen.is_empty() { json!({ "apps": null }) } else { json!({ "apps": { "app": chosen } }) };
+    Ok(with_cookie(json_response(StatusCode::OK, &body), &ctx, &raw))
+}
+
+fn find_app<'a>(snap: &'a crate::service::Snapshot, id: &str) -> Result<&'a AppSnap, RmError> {
+    id.parse::<fairloom_model::ApplicationId>()
+        .map_err(|_| RmError::bad_request(format!("Invalid ApplicationId: {id}")))?;
+    snap.apps.iter().find(|a| a.id == id).ok_or_else(|| RmError::not_found(format!("app with id: {id} not found")))
+}
+
+async fn app(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
+    let snap = ctx.rm.snapshot();
+    ok(json!({ "app": find_app(&snap, &id)?.info }))
+}
+
+async fn app_state(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
+    let snap = ctx.rm.snapshot();
+    ok(json!({ "state": find_app(&snap, &id)?.state.name() }))
+}
+
+#[derive(serde::Deserialize)]
+struct StateBody {
+    state: String,
+}
+
+async fn kill(
+    State(ctx): State<Ctx>,
+    Path(id): Path<String>,
+    RawQuery(raw): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> R {
+    need_user(&ctx, &raw, &headers)?;
+    let b: StateBody = parse_body(&body, "app state")?;
+    if !b.state.eq_ignore_ascii_case("KILLED") {
+        return Err(RmError::bad_request("Only 'KILLED' is allowed as a target state."));
+    }
+    let out = ctx.rm.call(|r| Command::Kill(id, r)).await?;
+    let state = match out {
+        KillOutcome::Killed => AppState::Killed,
+        KillOutcome::AlreadyFinal(s) => s,
+    };
+    Ok(with_cookie(json_response(StatusCode::OK, &json!({ "state": state.name() })), &ctx, &raw))
+}
+
+async fn app_queue(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
+    let snap = ctx.rm.snapshot();
+    ok(json!({ "queue": find_app(&snap, &id)?.queue }))
+}
+
+#[derive(serde::Deserialize)]
+struct QueueBody {
+    queue: String,
+}
+
+async fn move_app(
+    State(ctx): State<Ctx>,
+    Path(id): Path<String>,
+    RawQuery(raw): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> R {
+    need_user(&ctx, &raw, &headers)?;
+    let b: QueueBody = parse_body(&body, "app queue")?;
+    let target = ctx.rm.call(|r| Command::Move(id, b.queue, r)).await?;
+    Ok(with_cookie(json_response(StatusCode::OK, &json!({ "queue": target })), &ctx, &raw))
+}
+
+async fn app_priority(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
+    let snap = ctx.rm.snapshot();
+    ok(json!({ "priority": find_app(&snap, &id)?.info["priority"] }))
+}
+
+#[derive(serde::Deserialize)]
+struct PriorityBody {
+    priority: i32,
+}
+
+async fn set_priority(
+    State(ctx): State<Ctx>,
+    Path(id): Path<String>,
+    RawQuery(raw): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> R {
+    need_user(&ctx, &raw, &headers)?;
+    let b: PriorityBody = parse_body(&body, "app priority")?;
+    let p = ctx.rm.call(|r| Command::Priority(id, b.priority, r)).await?;
+    Ok(with_cookie(json_response(StatusCode::OK, &json!({ "priority": p })), &ctx, &raw))
+}
+
+fn lifetime() -> Value {
+    json!({ "type": "LIFETIME", "expiryTime": "UNLIMITED", "remainingTime": -1 })
+}
+
+async fn timeouts(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
+    find_app(&ctx.rm.snapshot(), &id)?;
+    ok(json!({ "timeouts": { "timeout": [lifetime()] } }))
+}
+
+async fn timeout(State(ctx): State<Ctx>, Path((id, kind)): Path<(String, String)>) -> R {
+    find_app(&ctx.rm.snapshot(), &id)?;
+    if !kind.eq_ignore_ascii_case("LIFETIME") {
+        return Err(RmError::bad_request(format!("Invalid application timeout type {kind}; only LIFETIME exists")));
+    }
+    ok(json!({ "timeout": lifetime() }))
+}
+
+async fn update_timeout(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
+    find_app(&ctx.rm.snapshot(), &id)?;
+    Err(RmError::bad_request(
+        "not supported: application lifetimes (fairloom runs every application without a lifetime)",
+    ))
+}
+
+async fn attempts(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
+    let snap = ctx.rm.snapshot();
+    let a = find_app(&snap, &id)?;
+    let list: Vec<&Value> = a.attempts.iter().map(|(_, v, _)| v).collect();
+    ok(json!({ "appAttempts": { "appAttempt": list } }))
+}
+
+fn find_attempt<'a>(a: &'a AppSnap, attempt: &str) -> Result<&'a (u32, Value, Vec<Value>), RmError> {
+    a.attempts
+        .iter()
+        .find(|(n, v, _)| v["appAttemptId"] == attempt || n.to_string() == attempt)
+        .ok_or_else(|| RmError::not_found(format!("appAttempt with id: {attempt} not found")))
+}
+
+async fn attempt(State(ctx): State<Ctx>, Path((id, attempt)): Path<(String, String)>) -> R {
+    let snap = ctx.rm.snapshot();
+    let a = find_app(&snap, &id)?;
+    ok(json!({ "appAttempt": find_attempt(a, &attempt)?.1 }))
+}
+
+async fn attempt_containers(State(ctx): State<Ctx>, Path((id, attempt)): Path<(String, String)>) -> R {
+    let snap = ctx.rm.snapshot();
+    let a = find_app(&snap, &id)?;
+    let list = &find_attempt(a, &attempt)?.2;
+    if list.is_empty() {
+        return ok(json!({ "containers": null }));
+    }
+    ok(json!({ "containers": { "container": list } }))
+}
+
+async fn attempt_container(State(ctx): State<Ctx>, Path((id, attempt, cid)): Path<(String, String, String)>) -> R {
+    let snap = ctx.rm.snapshot();
+    let a = find_app(&snap, &id)?;
+    let c = find_attempt(a, &attempt)?
+        .2
+        .iter()
+        .find(|c| c["containerId"] == cid.as_str())
+        .ok_or_else(|| RmError::not_found(format!("container with id: {cid} not found")))?;
+    ok(json!({ "container": c }))
+}
+
+async fn app_statistics(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>) -> R {
+    let mut states = parse_states(&q)?;
+    if states.is_empty() {
+        states = AppState::ALL.to_vec();
+    }
+    let types = list(&q, "applicationTypes");
+    if types.len() > 1 {
+        return Err(RmError::bad_request("we temporarily support at most one applicationType"));
+    }
+    let kind = types.first().cloned();
+    let snap = ctx.rm.snapshot();
+    let items: Vec<Value> = states
+        .iter()
+        .map(|s| {
+            let count = snap
+                .apps
+                .iter()
+                .filter(|a| a.state == *s && kind.as_ref().is_none_or(|t| t.eq_ignore_ascii_case(&a.app_type)))
+                .count();
+            json!({ "state": s.name(), "type": kind.clone().unwrap_or_else(|| "*".to_string()), "count": count })
+        })
+        .collect();
+    ok(json!({ "appStatInfo": { "statItem": items } }))
+}
+
+async fn nodes(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>) -> R {
+    const STATES: [&str; 8] =
+        ["NEW", "RUNNING", "UNHEALTHY", "DECOMMISSIONING", "DECOMMISSIONED", "LOST", "REBOOTED", "SHUTDOWN"];
+    let mut wanted = list(&q, "states");
+    wanted.extend(list(&q, "state"));
+    let wanted: Vec<String> = wanted.into_iter().map(|s| s.to_ascii_uppercase()).collect();
+    if let Some(bad) = wanted.iter().find(|s| !STATES.contains(&s.as_str())) {
+        return Err(RmError::bad_request(format!(
+            "Invalid node state {bad}; it should be one of {}",
+            STATES.join(", ")
+        )));
+    }
+    let snap = ctx.rm.snapshot();
+    let chosen: Vec<&Value> =
+        snap.nodes.iter().filter(|(s, _)| wanted.is_empty() || wanted.contains(s)).map(|(_, v)| v).collect();
+    if chosen.is_empty() {
+        return ok(json!({ "nodes": null }));
+    }
+    ok(json!({ "nodes": { "node": chosen } }))
+}
+
+async fn node(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
+    let snap = ctx.rm.snapshot();
+    let n = snap
+        .nodes
+        .iter()
+        .find(|(_, v)| v["id"] == id.as_str())
+        .ok_or_else(|| RmError::not_found(format!("nodeId, {id}, is not found")))?;
+    ok(json!({ "node": n.1 }))
+}
+
+async fn update_node_resource(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
+    let snap = ctx.rm.snapshot();
+    snap.nodes
+        .iter()
+        .find(|(_, v)| v["id"] == id.as_str())
+        .ok_or_else(|| RmError::not_found(format!("nodeId, {id}, is not found")))?;
+    Err(RmError::bad_request(
+        "not supported: changing a node's resource at run time (restart its NodeManager with --resource)",
+    ))
+}
+
+async fn signal_container(Path((cid, command)): Path<(String, String)>) -> R {
+    const COMMANDS: [&str; 3] = ["OUTPUT_THREAD_DUMP", "GRACEFUL_SHUTDOWN", "FORCEFUL_SHUTDOWN"];
+    if !COMMANDS.contains(&command.as_str()) {
+        return Err(RmError::bad_request(format!("Invalid command: {command}")));
+    }
+    Err(RmError::bad_request(format!("not supported: signalling containers ({cid}) through the ResourceManager")))
+}
+
+async fn new_application(State(ctx): State<Ctx>, RawQuery(raw): RawQuery, headers: HeaderMap) -> R {
+    need_user(&ctx, &raw, &headers)?;
+    let (id, max) = ctx.rm.call(Command::NewApplication).await?;
+    let body = json!({
+        "application-id": id.to_string(),
+        "maximum-resource-capability": { "memory": max.memory, "vCores": max.vcores },
+    });
+    Ok(with_cookie(json_response(StatusCode::OK, &body), &ctx, &raw))
+}
+
+async fn submit(State(ctx): State<Ctx>, RawQuery(raw): RawQuery, headers: HeaderMap, body: Bytes) -> R {
+    let user = need_user(&ctx, &raw, &headers)?;
+    let sub: Submission = parse_body(&body, "application submission")?;
+    let id = ctx.rm.call(|r| Command::Submit(Box::new(sub), user, r)).await?;
+    let mut r = (StatusCode::ACCEPTED, "").into_response();
+    if let Ok(v) = HeaderValue::from_str(&format!("/ws/v1/cluster/apps/{id}")) {
+        r.headers_mut().insert("location", v);
+    }
+    Ok(with_cookie(r, &ctx, &raw))
+}

@@ -1,0 +1,131 @@
+#![recursion_limit = "256"]
+//! fairloom's ResourceManager: the scheduler core in one event loop ([`service`]), YARN's
+//! REST API and the node and AM protocols over HTTP ([`http`]), and a state store that lets
+//! a restarted RM lose no application ([`store`]).
+
+pub mod conf;
+pub mod core;
+pub mod dao;
+pub mod error;
+pub mod http;
+pub mod service;
+pub mod store;
+pub mod submission;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use fairloom_protocol::token::TokenKey;
+
+use crate::conf::RmConf;
+use crate::core::Core;
+use crate::service::{wall_ms, LoopClient, Snapshot};
+use crate::store::{MemoryStore, RedbStore, StateStore};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot listen on {addr} ({what}): {source}")]
+    Bind { what: &'static str, addr: SocketAddr, source: std::io::Error },
+    #[error(transparent)]
+    Rm(#[from] error::RmError),
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
+    #[error("cannot read random bytes for the token key: {0}")]
+    Random(std::io::Error),
+}
+
+/// A running ResourceManager; dropping it does not stop it, [`RmHandle::stop`] does.
+pub struct RmHandle {
+    pub webapp: SocketAddr,
+    pub tracker: SocketAddr,
+    pub scheduler: SocketAddr,
+    stop: Arc<AtomicBool>,
+    shutdown: watch::Sender<bool>,
+    loop_thread: Option<std::thread::JoinHandle<()>>,
+    servers: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl RmHandle {
+    /// Stop serving and end the loop.
+    pub async fn stop(mut self) {
+        let _ = self.shutdown.send(true);
+        for s in self.servers.drain(..) {
+            let _ = s.await;
+        }
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.loop_thread.take() {
+            let _ = tokio::task::spawn_blocking(move || t.join()).await;
+        }
+    }
+}
+
+/// A fresh random key (YARN's master keys are made at start).
+pub fn random_key() -> Result<TokenKey, std::io::Error> {
+    use std::io::Read;
+    let mut bytes = vec![0u8; 32];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(TokenKey::new(bytes))
+}
+
+async fn bind(what: &'static str, addr: SocketAddr) -> Result<TcpListener, StartError> {
+    TcpListener::bind(addr).await.map_err(|source| StartError::Bind { what, addr, source })
+}
+
+/// Start the RM: open the store (recovering when `yarn.resourcemanager.recovery.enabled`),
+/// bind the three addresses (port 0 picks a free one; the handle tells which), serve.
+pub async fn start(mut conf: RmConf) -> Result<RmHandle, StartError> {
+    let web = bind("webapp", conf.webapp).await?;
+    let tracker = bind("resource-tracker", conf.tracker).await?;
+    let sched = bind("scheduler", conf.scheduler_address).await?;
+    let asked = conf.webapp;
+    let local = |l: &TcpListener, what| l.local_addr().map_err(|source| StartError::Bind { what, addr: asked, source });
+    conf.webapp = local(&web, "webapp")?;
+    conf.tracker = local(&tracker, "resource-tracker")?;
+    conf.scheduler_address = local(&sched, "scheduler")?;
+    let store: Box<dyn StateStore> =
+        if conf.recovery { Box::new(RedbStore::open(&conf.state_dir)?) } else { Box::new(MemoryStore::default()) };
+    let key = random_key().map_err(StartError::Random)?;
+    let (webapp, tracker_addr, scheduler_addr) = (conf.webapp, conf.tracker, conf.scheduler_address);
+    let core = Core::new(conf, store, key, wall_ms())?;
+    // A recovering RM keeps the stored key, so the web's cookies use the same one.
+    let key = core.key.clone();
+    let shared = Arc::new(RwLock::new(Arc::new(Snapshot::of(&core))));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stop = Arc::new(AtomicBool::new(false));
+    let loop_stop = stop.clone();
+    let loop_shared = shared.clone();
+    let loop_thread = std::thread::Builder::new()
+        .name("rm-event-loop".to_string())
+        .spawn(move || service::run(core, rx, loop_shared, loop_stop))
+        .map_err(StartError::Random)?;
+    let ctx = http::Ctx { rm: LoopClient { tx, shared }, key };
+    let (shutdown, watcher) = watch::channel(false);
+    let mut servers = Vec::new();
+    for (listener, router) in [
+        (web, http::web_router(ctx.clone())),
+        (tracker, http::tracker_router(ctx.clone())),
+        (sched, http::am_router(ctx)),
+    ] {
+        let mut w = watcher.clone();
+        servers.push(tokio::spawn(async move {
+            let _ = axum::serve(listener, router)
+                .with_graceful_shutdown(async move {
+                    let _ = w.wait_for(|s| *s).await;
+                })
+                .await;
+        }));
+    }
+    Ok(RmHandle {
+        webapp,
+        tracker: tracker_addr,
+        scheduler: scheduler_addr,
+        stop,
+        shutdown,
+        loop_thread: Some(loop_thread),
+        servers,
+    })
+}

@@ -1,0 +1,228 @@
+//! The event loop: one thread owns the [`Core`]; handlers send it commands over a channel
+//! and read the immutable [`Snapshot`] it publishes. Wall-clock time is read here, once per
+//! batch, and passed in.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use fairloom_model::{ApplicationId, Millis};
+use fairloom_protocol::am::{
+    AllocateRequest, AllocateResponse, FinishAmRequest, FinishAmResponse, RegisterAmRequest, RegisterAmResponse,
+};
+use fairloom_protocol::node::{NodeHeartbeatRequest, NodeHeartbeatResponse, RegisterNodeRequest, RegisterNodeResponse};
+use fairloom_protocol::Res;
+
+use crate::core::{AppState, Core, KillOutcome};
+use crate::dao;
+use crate::error::RmError;
+use crate::submission::Submission;
+
+type Reply<T> = oneshot::Sender<Result<T, RmError>>;
+
+pub enum Command {
+    NewApplication(Reply<(ApplicationId, Res)>),
+    Submit(Box<Submission>, String, Reply<ApplicationId>),
+    Kill(String, Reply<KillOutcome>),
+    Move(String, String, Reply<String>),
+    Priority(String, i32, Reply<i32>),
+    RegisterNode(RegisterNodeRequest, Reply<RegisterNodeResponse>),
+    NodeHeartbeat(NodeHeartbeatRequest, Reply<NodeHeartbeatResponse>),
+    RegisterAm(RegisterAmRequest, String, Reply<RegisterAmResponse>),
+    Allocate(AllocateRequest, String, Reply<AllocateResponse>),
+    FinishAm(FinishAmRequest, String, Reply<FinishAmResponse>),
+}
+
+/// One application as readers see it.
+#[derive(Debug, Clone)]
+pub struct AppSnap {
+    pub id: String,
+    pub state: AppState,
+    pub final_status: &'static str,
+    pub user: String,
+    pub queue: String,
+    pub app_type: String,
+    pub tags: Vec<String>,
+    pub name: String,
+    pub started: Millis,
+    pub finished: Millis,
+    pub info: Value,
+    /// (number, AppAttemptInfo, its live containers).
+    pub attempts: Vec<(u32, Value, Vec<Value>)>,
+}
+
+/// What readers see, published by the loop after changes.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    pub cluster_info: Value,
+    pub metrics: Value,
+    pub scheduler: Value,
+    pub apps: Vec<AppSnap>,
+    /// (state name, NodeInfo).
+    pub nodes: Vec<(String, Value)>,
+    pub max_allocation: Res,
+}
+
+impl Snapshot {
+    pub fn of(core: &Core) -> Self {
+        let apps = core
+            .apps
+            .values()
+            .map(|app| AppSnap {
+                id: app.id.to_string(),
+                state: app.state,
+                final_status: app.final_status.name(),
+                user: app.user.clone(),
+                queue: app.queue.clone(),
+                app_type: app.sub.app_type().to_string(),
+                tags: app.sub.tags(),
+                name: app.sub.name().to_string(),
+                started: app.start_time,
+                finished: app.finish_time,
+                info: dao::app_info(core, app),
+                attempts: app
+                    .attempts
+                    .iter()
+                    .filter_map(|a| {
+                        let info = dao::attempt_info(app, a.number)?;
+                        Some((a.number, info, dao::attempt_containers(core, app, a.number)))
+                    })
+                    .collect(),
+            })
+            .collect();
+        let nodes = core
+            .nodes
+            .values()
+            .filter_map(|n| Some((n.state.name().to_string(), dao::node_info(core, &n.id)?)))
+            .collect();
+        Self {
+            cluster_info: dao::cluster_info(core),
+            metrics: dao::cluster_metrics(core),
+            scheduler: dao::scheduler(core),
+            apps,
+            nodes,
+            max_allocation: core.max_allocation(),
+        }
+    }
+}
+
+pub type Shared = Arc<RwLock<Arc<Snapshot>>>;
+
+pub fn wall_ms() -> Millis {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as Millis).unwrap_or(0)
+}
+
+/// How often the loop wakes without commands (liveness monitors, the scheduler's update).
+const TICK: Duration = Duration::from_millis(50);
+/// The longest a reader's view lags behind heartbeats and allocations.
+const PUBLISH_EVERY: Duration = Duration::from_millis(200);
+
+/// Run the loop until `stop` is set or every sender is gone.
+pub fn run(mut core: Core, rx: Receiver<Command>, shared: Shared, stop: Arc<AtomicBool>) {
+    let mut last_publish = Instant::now();
+    let mut dirty = true;
+    while !stop.load(Ordering::Relaxed) {
+        let first = match rx.recv_timeout(TICK) {
+            Ok(cmd) => Some(cmd),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => break,
+        };
+        let now = wall_ms();
+        core.now = now;
+        if let Some(cmd) = first {
+            dirty = true;
+            handle(&mut core, cmd, now, &shared);
+            // Take what else is queued in the same batch, a bounded number.
+            for cmd in rx.try_iter().take(4096) {
+                handle(&mut core, cmd, now, &shared);
+            }
+        }
+        core.tick(now);
+        if dirty && last_publish.elapsed() >= PUBLISH_EVERY {
+            publish(&core, &shared);
+            last_publish = Instant::now();
+            dirty = false;
+        } else if last_publish.elapsed() >= PUBLISH_EVERY * 5 {
+            // Elapsed times and liveness move on even without commands.
+            publish(&core, &shared);
+            last_publish = Instant::now();
+        }
+    }
+}
+
+fn publish(core: &Core, shared: &Shared) {
+    let snap = Arc::new(Snapshot::of(core));
+    if let Ok(mut guard) = shared.write() {
+        *guard = snap;
+    }
+}
+
+fn handle(core: &mut Core, cmd: Command, now: Millis, shared: &Shared) {
+    // Client-visible writes publish before they answer, so a read after the answer sees them.
+    match cmd {
+        Command::NewApplication(r) => {
+            let _ = r.send(Ok(core.new_application()));
+        }
+        Command::Submit(sub, user, r) => {
+            let out = core.submit(*sub, &user, now);
+            publish(core, shared);
+            let _ = r.send(out);
+        }
+        Command::Kill(id, r) => {
+            let out = core.kill(&id, now);
+            publish(core, shared);
+            let _ = r.send(out);
+        }
+        Command::Move(id, queue, r) => {
+            let out = core.move_app(&id, &queue);
+            publish(core, shared);
+            let _ = r.send(out);
+        }
+        Command::Priority(id, p, r) => {
+            let out = core.set_priority(&id, p);
+            publish(core, shared);
+            let _ = r.send(out);
+        }
+        Command::RegisterNode(req, r) => {
+            let out = core.register_node(req, now);
+            let _ = r.send(out);
+        }
+        Command::NodeHeartbeat(req, r) => {
+            let _ = r.send(core.node_heartbeat(req, now));
+        }
+        Command::RegisterAm(req, token, r) => {
+            let _ = r.send(core.register_am(req, &token, now));
+        }
+        Command::Allocate(req, token, r) => {
+            let _ = r.send(core.allocate(req, &token, now));
+        }
+        Command::FinishAm(req, token, r) => {
+            let out = core.finish_am(req, &token, now);
+            publish(core, shared);
+            let _ = r.send(out);
+        }
+    }
+}
+
+/// How handlers reach the loop.
+#[derive(Clone)]
+pub struct LoopClient {
+    pub tx: Sender<Command>,
+    pub shared: Shared,
+}
+
+impl LoopClient {
+    pub async fn call<T>(&self, make: impl FnOnce(Reply<T>) -> Command) -> Result<T, RmError> {
+        let (tx, rx) = oneshot::channel();
+        self.tx.send(make(tx)).map_err(|_| RmError::internal("the ResourceManager is stopping"))?;
+        rx.await.map_err(|_| RmError::internal("the ResourceManager is stopping"))?
+    }
+
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.shared.read().map(|g| g.clone()).unwrap_or_default()
+    }
+}

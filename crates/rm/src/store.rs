@@ -1,0 +1,242 @@
+//! The state store: what must survive a restart (applications, their attempts and submission
+//! contexts, the RM's epoch). Running containers are not stored; NodeManagers report them
+//! when they register again. Behind [`StateStore`] so a networked store can follow.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use redb::{Database, ReadableTable, TableDefinition};
+use serde::{Deserialize, Serialize};
+
+use crate::submission::Submission;
+
+#[derive(Debug, thiserror::Error)]
+#[error("state store {what}: {message}")]
+pub struct StoreError {
+    pub what: &'static str,
+    pub message: String,
+}
+
+fn err(what: &'static str) -> impl Fn(String) -> StoreError {
+    move |message| StoreError { what, message }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptRecord {
+    pub number: u32,
+    pub start_time: i64,
+    pub finish_time: i64,
+    /// NEW, LAUNCHED, RUNNING, FINISHED, FAILED, KILLED.
+    pub state: String,
+    pub am_container: Option<String>,
+    pub am_node: Option<String>,
+    pub am_node_http: Option<String>,
+    pub diagnostics: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AppRecord {
+    /// `application_…`.
+    pub id: String,
+    pub user: String,
+    pub submission: Submission,
+    /// The queue the scheduler placed it in.
+    pub queue: String,
+    pub submit_time: i64,
+    pub start_time: i64,
+    pub finish_time: i64,
+    /// YARN's RMAppState name.
+    pub state: String,
+    pub final_status: String,
+    pub diagnostics: String,
+    pub priority: i32,
+    pub attempts: Vec<AttemptRecord>,
+}
+
+/// What a restarted RM reads back.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Recovered {
+    /// Incremented at every start; container ids made after a restart carry it.
+    pub epoch: u32,
+    /// The key tokens are signed with: AMs and running containers keep their tokens across
+    /// a restart (YARN stores its AMRMToken master key likewise).
+    pub key: Option<Vec<u8>>,
+    pub apps: BTreeMap<String, AppRecord>,
+}
+
+pub trait StateStore: Send {
+    fn name(&self) -> &'static str;
+    fn load(&self) -> Result<Recovered, StoreError>;
+    fn set_epoch(&mut self, epoch: u32) -> Result<(), StoreError>;
+    fn set_key(&mut self, key: &[u8]) -> Result<(), StoreError>;
+    fn put_app(&mut self, app: &AppRecord) -> Result<(), StoreError>;
+    fn remove_app(&mut self, id: &str) -> Result<(), StoreError>;
+}
+
+/// Keeps nothing across restarts (recovery disabled).
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    state: Recovered,
+}
+
+impl StateStore for MemoryStore {
+    fn name(&self) -> &'static str {
+        "org.apache.hadoop.yarn.server.resourcemanager.recovery.NullRMStateStore"
+    }
+    fn load(&self) -> Result<Recovered, StoreError> {
+        Ok(self.state.clone())
+    }
+    fn set_epoch(&mut self, epoch: u32) -> Result<(), StoreError> {
+        self.state.epoch = epoch;
+        Ok(())
+    }
+    fn set_key(&mut self, key: &[u8]) -> Result<(), StoreError> {
+        self.state.key = Some(key.to_vec());
+        Ok(())
+    }
+    fn put_app(&mut self, app: &AppRecord) -> Result<(), StoreError> {
+        self.state.apps.insert(app.id.clone(), app.clone());
+        Ok(())
+    }
+    fn remove_app(&mut self, id: &str) -> Result<(), StoreError> {
+        self.state.apps.remove(id);
+        Ok(())
+    }
+}
+
+const APPS: TableDefinition<&str, &[u8]> = TableDefinition::new("apps");
+const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+const SECRETS: TableDefinition<&str, &[u8]> = TableDefinition::new("secrets");
+
+/// An embedded store in one redb file: each write is a committed transaction, so a record
+/// is on disk before the RM acts on it.
+pub struct RedbStore {
+    db: Database,
+}
+
+impl RedbStore {
+    pub fn open(dir: &Path) -> Result<Self, StoreError> {
+        std::fs::create_dir_all(dir).map_err(|e| err("open")(format!("{}: {e}", dir.display())))?;
+        let path = dir.join("fairloom-rmstore.redb");
+        let db = Database::create(&path).map_err(|e| err("open")(format!("{}: {e}", path.display())))?;
+        let store = Self { db };
+        // Create the tables so a first load finds them.
+        let tx = store.db.begin_write().map_err(|e| err("open")(e.to_string()))?;
+        tx.open_table(APPS).map_err(|e| err("open")(e.to_string()))?;
+        tx.open_table(META).map_err(|e| err("open")(e.to_string()))?;
+        tx.open_table(SECRETS).map_err(|e| err("open")(e.to_string()))?;
+        tx.commit().map_err(|e| err("open")(e.to_string()))?;
+        Ok(store)
+    }
+
+    fn write(
+        &self,
+        what: &'static str,
+        f: impl FnOnce(&redb::WriteTransaction) -> Result<(), String>,
+    ) -> Result<(), StoreError> {
+        let tx = self.db.begin_write().map_err(|e| err(what)(e.to_string()))?;
+        f(&tx).map_err(err(what))?;
+        tx.commit().map_err(|e| err(what)(e.to_string()))
+    }
+}
+
+impl StateStore for RedbStore {
+    fn name(&self) -> &'static str {
+        "fairloom.RedbRMStateStore"
+    }
+
+    fn load(&self) -> Result<Recovered, StoreError> {
+        let e = err("load");
+        let tx = self.db.begin_read().map_err(|x| e(x.to_string()))?;
+        let meta = tx.open_table(META).map_err(|x| e(x.to_string()))?;
+        let epoch = meta.get("epoch").map_err(|x| e(x.to_string()))?.map(|v| v.value()).unwrap_or(0) as u32;
+        let secrets = tx.open_table(SECRETS).map_err(|x| e(x.to_string()))?;
+        let key = secrets.get("master-key").map_err(|x| e(x.to_string()))?.map(|v| v.value().to_vec());
+        let table = tx.open_table(APPS).map_err(|x| e(x.to_string()))?;
+        let mut apps = BTreeMap::new();
+        for row in table.iter().map_err(|x| e(x.to_string()))? {
+            let (k, v) = row.map_err(|x| e(x.to_string()))?;
+            let record: AppRecord =
+                serde_json::from_slice(v.value()).map_err(|x| e(format!("application {}: {x}", k.value())))?;
+            apps.insert(k.value().to_string(), record);
+        }
+        Ok(Recovered { epoch, key, apps })
+    }
+
+    fn set_epoch(&mut self, epoch: u32) -> Result<(), StoreError> {
+        self.write("epoch", |tx| {
+            let mut t = tx.open_table(META).map_err(|e| e.to_string())?;
+            t.insert("epoch", epoch as u64).map_err(|e| e.to_string())?;
+            Ok(())
+        })
+    }
+
+    fn set_key(&mut self, key: &[u8]) -> Result<(), StoreError> {
+        self.write("key", |tx| {
+            let mut t = tx.open_table(SECRETS).map_err(|e| e.to_string())?;
+            t.insert("master-key", key).map_err(|e| e.to_string())?;
+            Ok(())
+        })
+    }
+
+    fn put_app(&mut self, app: &AppRecord) -> Result<(), StoreError> {
+        let bytes = serde_json::to_vec(app).map_err(|e| err("write")(e.to_string()))?;
+        self.write("write", |tx| {
+            let mut t = tx.open_table(APPS).map_err(|e| e.to_string())?;
+            t.insert(app.id.as_str(), bytes.as_slice()).map_err(|e| e.to_string())?;
+            Ok(())
+        })
+    }
+
+    fn remove_app(&mut self, id: &str) -> Result<(), StoreError> {
+        self.write("remove", |tx| {
+            let mut t = tx.open_table(APPS).map_err(|e| e.to_string())?;
+            t.remove(id).map_err(|e| e.to_string())?;
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(id: &str) -> AppRecord {
+        AppRecord {
+            id: id.to_string(),
+            user: "alice".to_string(),
+            submission: Submission { application_id: id.to_string(), ..Default::default() },
+            queue: "root.default".to_string(),
+            submit_time: 1,
+            start_time: 1,
+            finish_time: 0,
+            state: "ACCEPTED".to_string(),
+            final_status: "UNDEFINED".to_string(),
+            diagnostics: String::new(),
+            priority: 0,
+            attempts: vec![],
+        }
+    }
+
+    #[test]
+    fn redb_keeps_apps_and_epoch_across_opens() {
+        let dir = std::env::temp_dir().join(format!("fairloom-store-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        {
+            let mut s = RedbStore::open(&dir).unwrap();
+            assert_eq!(s.load().unwrap(), Recovered::default());
+            s.set_epoch(3).unwrap();
+            s.set_key(b"secret").unwrap();
+            s.put_app(&record("application_1_0001")).unwrap();
+            s.put_app(&record("application_1_0002")).unwrap();
+            s.remove_app("application_1_0001").unwrap();
+        }
+        let s = RedbStore::open(&dir).unwrap();
+        let r = s.load().unwrap();
+        assert_eq!(r.epoch, 3);
+        assert_eq!(r.key.as_deref(), Some(&b"secret"[..]));
+        assert_eq!(r.apps.keys().collect::<Vec<_>>(), vec!["application_1_0002"]);
+        assert_eq!(r.apps["application_1_0002"], record("application_1_0002"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
