@@ -280,3 +280,56 @@ fn bad_input_gets_yarns_errors_and_changes_nothing() {
     assert_eq!(app(&c, &id)["queue"], "root.only");
     drop(nm);
 }
+
+#[test]
+fn preemption_reaches_the_am_and_the_node_kills_with_preempted() {
+    let dir = TempDir::new("preempt");
+    let alloc = r#"<allocations>
+      <queue name="a"/><queue name="b"/>
+      <defaultFairSharePreemptionTimeout>1</defaultFairSharePreemptionTimeout>
+      <defaultFairSharePreemptionThreshold>1.0</defaultFairSharePreemptionThreshold>
+    </allocations>"#;
+    let c = write_conf(
+        &dir.0,
+        &[("yarn.scheduler.fair.preemption", "true"), ("yarn.scheduler.fair.waitTimeBeforeKill", "1000")],
+        Some(alloc),
+    );
+    let _rm = start_rm(&c);
+    let _nm = start_nm(&c, &dir.0, "nm1", "4096 mb, 4 vcores");
+    wait_nodes(&c, 1);
+    // Queue a fills the node: its AM and three containers.
+    let mut hog = shell(&c, &["--queue", "a", "--num-containers", "3", "--", "sleep 6"]);
+    let hog_id = submitted_id(&mut hog);
+    eventually(Duration::from_secs(30), "queue a to fill the node", || {
+        (app(&c, &hog_id)["runningContainers"].as_u64()? == 4).then_some(())
+    });
+    // Queue b's app is starved below its fair share: the scheduler takes from queue a.
+    let mut small = shell(&c, &["--queue", "b", "--num-containers", "1", "--", "true"]);
+    let small_id = submitted_id(&mut small);
+    let (code, out) = small.finish(Duration::from_secs(60));
+    assert_eq!(code, Some(0), "{out:?}");
+    let hog_app = eventually(Duration::from_secs(30), "the preemption to be counted", || {
+        let a = app(&c, &hog_id);
+        (a["numNonAMContainerPreempted"].as_u64()? + a["numAMContainerPreempted"].as_u64()? >= 1).then_some(a)
+    });
+    assert!(hog_app["preemptedResourceMB"].as_i64().unwrap() >= 1024, "{hog_app}");
+    let node = get(&format!("http://{}/ws/v1/cluster/nodes", c.web)).unwrap()["nodes"]["node"][0]["nodeHTTPAddress"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let cs = get(&format!("http://{node}/ws/v1/node/containers")).unwrap();
+    let preempted = cs["containers"]["container"].as_array().unwrap().iter().filter(|c| c["exitCode"] == -102).count();
+    assert!(preempted >= 1, "the node reports PREEMPTED (-102): {cs}");
+    // The AM asked again for what it lost, and its app still succeeds.
+    let (code, out) = hog.finish(Duration::from_secs(90));
+    assert_eq!(code, Some(0), "{out:?}");
+    // Its log shows the allocate responses: the preemption message, then the -102 completion.
+    let logs = dir.0.join("nm1").join("userlogs").join(&hog_id);
+    let am_log: String = std::fs::read_dir(&logs)
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path().join("AppMaster.stderr")).unwrap_or_default())
+        .collect();
+    assert!(am_log.contains("preemption warning"), "{am_log}");
+    assert!(am_log.contains("was lost (-102)"), "{am_log}");
+}
