@@ -308,6 +308,7 @@ fn preemption_reaches_the_am_and_the_node_kills_with_preempted() {
     let small_id = submitted_id(&mut small);
     let (code, out) = small.finish(Duration::from_secs(60));
     assert_eq!(code, Some(0), "{out:?}");
+    assert_eq!(app(&c, &small_id)["queue"], "root.b");
     let hog_app = eventually(Duration::from_secs(30), "the preemption to be counted", || {
         let a = app(&c, &hog_id);
         (a["numNonAMContainerPreempted"].as_u64()? + a["numAMContainerPreempted"].as_u64()? >= 1).then_some(a)
