@@ -76,6 +76,7 @@ fn an_rm_killed_mid_app_restarts_and_the_app_still_succeeds() {
     eventually(Duration::from_secs(30), "containers to run", || {
         (app(&c, &id)["runningContainers"].as_u64()? == 4).then_some(())
     });
+    wait_running_on_nodes(&c, 4);
     rm.sigkill();
     let _rm2 = start_rm(&c);
     let recovered = app(&c, &id);
@@ -117,6 +118,7 @@ fn a_lost_node_is_reported_and_its_containers_are_asked_for_again() {
     eventually(Duration::from_secs(30), "containers to run", || {
         (app(&c, &id)["runningContainers"].as_u64()? == 4).then_some(())
     });
+    wait_running_on_nodes(&c, 4);
     let node_id = node_id(&nm2);
     nm2.sigkill();
     eventually(Duration::from_secs(15), "the node to be LOST", || {
@@ -197,8 +199,15 @@ fn a_kill_over_rest_stops_every_container_of_the_app() {
     wait_nodes(&c, 1);
     let mut s = shell(&c, &["--num-containers", "2", "--", "sleep 60"]);
     let id = submitted_id(&mut s);
-    eventually(Duration::from_secs(30), "containers to run", || {
-        (app(&c, &id)["runningContainers"].as_u64()? == 3).then_some(())
+    let node = get(&format!("http://{}/ws/v1/cluster/nodes", c.web)).unwrap()["nodes"]["node"][0]["nodeHTTPAddress"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Allocated is not started: wait until the node runs the AM and both containers.
+    eventually(Duration::from_secs(30), "containers to run on the node", || {
+        let cs = get(&format!("http://{node}/ws/v1/node/containers")).ok()?;
+        let list = cs["containers"]["container"].as_array()?.clone();
+        (list.len() == 3 && list.iter().all(|c| c["state"] == "RUNNING")).then_some(())
     });
     let url = format!("http://{}/ws/v1/cluster/apps/{id}/state", c.web);
     let e = send("PUT", &url, r#"{"state":"KILLED"}"#).unwrap_err();
@@ -210,10 +219,6 @@ fn a_kill_over_rest_stops_every_container_of_the_app() {
     assert_eq!(r["state"], "KILLED");
     let (code, _) = s.finish(Duration::from_secs(30));
     assert_eq!(code, Some(1));
-    let node = get(&format!("http://{}/ws/v1/cluster/nodes", c.web)).unwrap()["nodes"]["node"][0]["nodeHTTPAddress"]
-        .as_str()
-        .unwrap()
-        .to_string();
     eventually(Duration::from_secs(10), "every container to stop", || {
         let cs = get(&format!("http://{node}/ws/v1/node/containers")).ok()?;
         let list = cs["containers"]["container"].as_array()?.clone();
@@ -303,6 +308,7 @@ fn preemption_reaches_the_am_and_the_node_kills_with_preempted() {
     eventually(Duration::from_secs(30), "queue a to fill the node", || {
         (app(&c, &hog_id)["runningContainers"].as_u64()? == 4).then_some(())
     });
+    wait_running_on_nodes(&c, 4);
     // Queue b's app is starved below its fair share: the scheduler takes from queue a.
     let mut small = shell(&c, &["--queue", "b", "--num-containers", "1", "--", "true"]);
     let small_id = submitted_id(&mut small);

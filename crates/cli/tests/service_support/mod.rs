@@ -269,3 +269,20 @@ pub fn node_id(nm: &Proc) -> String {
     let line = nm.seen.iter().find(|l| l.contains("fairloom NodeManager")).expect("started");
     line.split_whitespace().nth(2).unwrap().to_string()
 }
+
+/// Wait until the NodeManagers themselves run `n` containers (allocated is not started).
+pub fn wait_running_on_nodes(c: &Cluster, n: usize) {
+    eventually(Duration::from_secs(30), "containers to run on the nodes", || {
+        let nodes = get(&format!("http://{}/ws/v1/cluster/nodes?states=RUNNING", c.web)).ok()?;
+        let mut running = 0;
+        for node in nodes["nodes"]["node"].as_array()? {
+            let http = node["nodeHTTPAddress"].as_str()?;
+            let cs = get(&format!("http://{http}/ws/v1/node/containers")).ok()?;
+            running += cs["containers"]["container"]
+                .as_array()
+                .map(|l| l.iter().filter(|c| c["state"] == "RUNNING").count())
+                .unwrap_or(0);
+        }
+        (running == n).then_some(())
+    });
+}
