@@ -2,17 +2,7 @@
 //! application cause it (counts towards executor failures), or YARN?
 
 /// YARN's ContainerExitStatus values.
-pub mod status {
-    pub const SUCCESS: i32 = 0;
-    pub const ABORTED: i32 = -100;
-    pub const DISKS_FAILED: i32 = -101;
-    pub const PREEMPTED: i32 = -102;
-    pub const KILLED_EXCEEDED_VMEM: i32 = -103;
-    pub const KILLED_EXCEEDED_PMEM: i32 = -104;
-    pub const KILLED_BY_APPMASTER: i32 = -105;
-    pub const KILLED_BY_RESOURCEMANAGER: i32 = -106;
-    pub const KILLED_AFTER_APP_COMPLETION: i32 = -107;
-}
+pub use fairloom_model::exit as status;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cause {

@@ -80,13 +80,7 @@ pub fn parse_resource(text: &str) -> Result<Res> {
 }
 
 fn site(conf: Option<&Path>) -> Result<Properties> {
-    let Some(dir) = conf else { return Ok(Properties::new()) };
-    let path = dir.join("yarn-site.xml");
-    match std::fs::read_to_string(&path) {
-        Ok(text) => fairloom_config::properties::parse_site_xml(&text).map_err(|e| anyhow!("{}: {e}", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Properties::new()),
-        Err(e) => Err(e).with_context(|| path.display().to_string()),
-    }
+    Ok(conf.map(fairloom_rm::conf::read_site).transpose()?.unwrap_or_default())
 }
 
 fn kill_delay(site: &Properties) -> Result<u64> {

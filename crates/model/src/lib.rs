@@ -1,6 +1,7 @@
 //! Vocabulary shared by every fairloom crate: resource vectors and types, YARN ids, virtual
 //! time. Arithmetic only: no I/O, no scheduling logic.
 
+pub mod exit;
 pub mod ids;
 pub mod resource;
 

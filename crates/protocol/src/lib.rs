@@ -5,11 +5,13 @@
 //! handlers later.
 
 pub mod am;
-pub mod exit;
 pub mod node;
 pub mod token;
 
 use serde::{Deserialize, Serialize};
+
+/// YARN's `ContainerExitStatus` values.
+pub use fairloom_model::exit;
 
 /// Paths of the node protocol (on `yarn.resourcemanager.resource-tracker.address`).
 pub mod paths {

@@ -37,6 +37,17 @@ pub enum ConfError {
     Key { key: String, message: String },
 }
 
+/// `DIR/yarn-site.xml`'s properties; none when the file is absent.
+pub fn read_site(dir: &Path) -> Result<Properties, ConfError> {
+    let path = dir.join("yarn-site.xml");
+    let file = || path.display().to_string();
+    match std::fs::read_to_string(&path) {
+        Ok(text) => parse_site_xml(&text).map_err(|e| ConfError::File { file: file(), message: e.to_string() }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Properties::new()),
+        Err(e) => Err(ConfError::File { file: file(), message: e.to_string() }),
+    }
+}
+
 /// Which scheduler `yarn.resourcemanager.scheduler.class` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SchedulerKind {
@@ -99,14 +110,7 @@ fn boolean(site: &Properties, key: &str, default: bool) -> Result<bool, ConfErro
 impl RmConf {
     /// Read `DIR/yarn-site.xml` (absent: every default) and the scheduler's file.
     pub fn from_dir(dir: &Path) -> Result<Self, ConfError> {
-        let site_path = dir.join("yarn-site.xml");
-        let site = match std::fs::read_to_string(&site_path) {
-            Ok(text) => parse_site_xml(&text)
-                .map_err(|e| ConfError::File { file: site_path.display().to_string(), message: e.to_string() })?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Properties::new(),
-            Err(e) => return Err(ConfError::File { file: site_path.display().to_string(), message: e.to_string() }),
-        };
-        Self::from_site(site, dir)
+        Self::from_site(read_site(dir)?, dir)
     }
 
     /// The configuration `site` gives, with relative files looked up in `dir`.

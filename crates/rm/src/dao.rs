@@ -52,13 +52,8 @@ pub fn cluster_metrics(core: &Core) -> Value {
         }
     }
     let mut pending = Resource::none();
-    let mut pending_containers = 0i64;
-    for app in core.apps.values() {
-        if let Some(s) = app.sched {
-            let v = core.sched.app(s);
-            pending.add_assign(v.pending);
-        }
-        let _ = &mut pending_containers;
+    for s in core.apps.values().filter_map(|a| a.sched) {
+        pending.add_assign(core.sched.app(s).pending);
     }
     let available = total.saturating_sub(allocated);
     let active = core.nodes.values().filter(|n| n.state == NodeState::Running).count();
@@ -83,7 +78,8 @@ pub fn cluster_metrics(core: &Core) -> Value {
         "pendingVirtualCores": pending.vcores(),
         "containersAllocated": containers,
         "containersReserved": reserved_containers,
-        "containersPending": pending_containers,
+        // The driver's views carry pending resources, not container counts.
+        "containersPending": 0,
         "totalMB": total_mb,
         "totalVirtualCores": total_vc,
         "utilizedMBPercent": percent(allocated.memory(), total.memory()),

@@ -6,7 +6,6 @@ use fairloom_protocol::am::{
     AllocateRequest, AllocateResponse, AmCommand, Container, FinishAmRequest, FinishAmResponse, PreemptionMessage,
     RegisterAmRequest, RegisterAmResponse,
 };
-use fairloom_protocol::node::KillContainer;
 use fairloom_protocol::{exit, ContainerState, ContainerStatus, Res};
 use fairloom_scheduler::{Ask, Scheduler};
 
@@ -144,17 +143,10 @@ impl Core {
             if !owned {
                 continue;
             }
-            let c = self.containers.remove(id).expect("checked");
-            self.ended.insert(id.clone());
+            let why = "Container released by application";
+            let c = self.end_container(id, exit::KILLED_BY_RESOURCEMANAGER, why).expect("checked");
             if let Some(slot) = c.slot.filter(|s| self.slot_alive(s)) {
                 let _ = self.sched.complete_container(slot.id, exit::ABORTED);
-            }
-            if let Some(node) = self.nodes.get_mut(&c.node) {
-                node.to_kill.push(KillContainer {
-                    container_id: id.clone(),
-                    exit_status: exit::KILLED_BY_RESOURCEMANAGER,
-                    diagnostics: "Container released by application".to_string(),
-                });
             }
             released.push(ContainerStatus {
                 container_id: id.clone(),

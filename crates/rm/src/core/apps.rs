@@ -8,7 +8,7 @@ use fairloom_protocol::node::KillContainer;
 use fairloom_protocol::Res;
 use fairloom_scheduler::{Scheduler, SubmitSpec};
 
-use super::{resource_of, AppState, Attempt, AttemptState, Core, RmApp};
+use super::{resource_of, AppState, Attempt, AttemptState, Core, NodeState, RmApp, RmContainer};
 use crate::error::RmError;
 use crate::submission::Submission;
 
@@ -108,15 +108,23 @@ impl Core {
         Ok(id)
     }
 
-    /// Kill every container of `app` on its node and forget them.
-    pub(super) fn kill_app_containers(&mut self, app: ApplicationId, exit_status: i32, why: &str) {
-        let ids: Vec<String> = self.containers.values().filter(|c| c.app == app).map(|c| c.id.clone()).collect();
+    /// Forget a live container and have its node kill it, reporting `exit_status`.
+    pub(super) fn end_container(&mut self, id: &str, exit_status: i32, why: &str) -> Option<RmContainer> {
+        let c = self.containers.remove(id)?;
+        self.ended.insert(c.id.clone());
+        // A lost node's orders are never delivered: it registers afresh.
+        if let Some(node) = self.nodes.get_mut(&c.node).filter(|n| n.state == NodeState::Running) {
+            node.to_kill.push(KillContainer { container_id: c.id.clone(), exit_status, diagnostics: why.to_string() });
+        }
+        Some(c)
+    }
+
+    /// Kill every container of `app` (but its AM's when `keep_am`) and forget them.
+    pub(super) fn kill_app_containers(&mut self, app: ApplicationId, exit_status: i32, why: &str, keep_am: bool) {
+        let ids: Vec<String> =
+            self.containers.values().filter(|c| c.app == app && !(keep_am && c.is_am)).map(|c| c.id.clone()).collect();
         for id in ids {
-            let c = self.containers.remove(&id).expect("listed above");
-            self.ended.insert(id.clone());
-            if let Some(node) = self.nodes.get_mut(&c.node) {
-                node.to_kill.push(KillContainer { container_id: id, exit_status, diagnostics: why.to_string() });
-            }
+            self.end_container(&id, exit_status, why);
         }
     }
 
@@ -144,11 +152,8 @@ impl Core {
             a.finish_time = now;
         }
         self.persist(app_id)?;
-        self.kill_app_containers(
-            app_id,
-            exit::KILLED_BY_RESOURCEMANAGER,
-            "Container killed by the ApplicationMaster's kill.",
-        );
+        let why = "Container killed: its application was killed.";
+        self.kill_app_containers(app_id, exit::KILLED_BY_RESOURCEMANAGER, why, false);
         self.release_attempt(app_id);
         self.evict_completed();
         Ok(KillOutcome::Killed)
@@ -207,7 +212,7 @@ impl Core {
             a.diagnostics = why.clone();
         }
         let max = app.max_attempts(global);
-        self.kill_app_containers(app_id, exit::KILLED_BY_RESOURCEMANAGER, "Container of a failed attempt.");
+        self.kill_app_containers(app_id, exit::KILLED_BY_RESOURCEMANAGER, "Container of a failed attempt.", false);
         self.release_attempt(app_id);
         let app = self.apps.get_mut(&app_id).expect("present");
         if number < max {
@@ -259,19 +264,8 @@ impl Core {
         }
         let _ = self.persist(app_id);
         // Its containers stop, except the AM's, which is exiting on its own.
-        let others: Vec<String> =
-            self.containers.values().filter(|c| c.app == app_id && !c.is_am).map(|c| c.id.clone()).collect();
-        for id in others {
-            let c = self.containers.remove(&id).expect("listed");
-            self.ended.insert(id.clone());
-            if let Some(node) = self.nodes.get_mut(&c.node) {
-                node.to_kill.push(KillContainer {
-                    container_id: id,
-                    exit_status: exit::KILLED_AFTER_APP_COMPLETION,
-                    diagnostics: "Container killed after the application finished.".to_string(),
-                });
-            }
-        }
+        let why = "Container killed after the application finished.";
+        self.kill_app_containers(app_id, exit::KILLED_AFTER_APP_COMPLETION, why, true);
         for c in self.containers.values_mut().filter(|c| c.app == app_id) {
             c.slot = None;
         }

@@ -292,6 +292,7 @@ pub struct Core {
     /// Containers of the scheduler's decisions, reused.
     decisions: Vec<fairloom_scheduler::Decision>,
     pub started_on: Millis,
+    max_allocation: Res,
     /// The loop's latest `now` (for elapsed times in views).
     pub now: Millis,
 }
@@ -341,6 +342,9 @@ impl Core {
     /// A fresh RM, or one recovering `store`'s applications when recovery is on.
     pub fn new(conf: RmConf, mut store: Box<dyn StateStore>, key: TokenKey, now: Millis) -> Result<Self, RmError> {
         let sched = build_scheduler(&conf)?;
+        let max_allocation = SchedulerProperties::from_properties(&conf.site, &[])
+            .map(|p| res_of(p.maximum_allocation))
+            .unwrap_or(Res::new(8192, 4));
         let recovered = store.load()?;
         let epoch = recovered.epoch + 1;
         store.set_epoch(epoch)?;
@@ -369,6 +373,7 @@ impl Core {
             last_update: now,
             decisions: Vec::new(),
             started_on: now,
+            max_allocation,
             now,
         };
         if core.conf.recovery {
@@ -377,9 +382,9 @@ impl Core {
         Ok(core)
     }
 
+    /// The largest container (`yarn.scheduler.maximum-allocation-*`), read once at start.
     pub fn max_allocation(&self) -> Res {
-        let props = SchedulerProperties::from_properties(&self.conf.site, &[]).ok();
-        props.map(|p| res_of(p.maximum_allocation)).unwrap_or(Res::new(8192, 4))
+        self.max_allocation
     }
 
     /// The periodic work: the scheduler's update (shares, preemption), containers the

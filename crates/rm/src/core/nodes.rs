@@ -316,8 +316,7 @@ impl Core {
             .collect();
         for id in ended {
             // An earlier one may have failed its attempt and taken its siblings with it.
-            let Some(c) = self.containers.remove(&id) else { continue };
-            let slot = c.slot.expect("filtered");
+            let Some(slot) = self.containers.get(&id).and_then(|c| c.slot) else { continue };
             let sc = self.sched.container(slot.id);
             let status = if sc.app == slot.app && sc.seq == slot.seq {
                 sc.exit_status.unwrap_or(exit::ABORTED)
@@ -329,14 +328,7 @@ impl Core {
                 exit::ABORTED => "Container released on a *lost* node".to_string(),
                 other => format!("Container ended by the scheduler (exit status {other})"),
             };
-            self.ended.insert(id.clone());
-            if let Some(node) = self.nodes.get_mut(&c.node).filter(|n| n.state == NodeState::Running) {
-                node.to_kill.push(KillContainer {
-                    container_id: id.clone(),
-                    exit_status: status,
-                    diagnostics: diagnostics.clone(),
-                });
-            }
+            let c = self.end_container(&id, status, &diagnostics).expect("present");
             let report = ContainerStatus {
                 container_id: id,
                 state: ContainerState::Complete,
@@ -380,7 +372,7 @@ impl Core {
         });
     }
 
-    /// Running nodes' ids and web addresses (for `updated_nodes` and the web UI).
+    /// How many nodes are RUNNING.
     pub fn running_nodes(&self) -> usize {
         self.nodes.values().filter(|n| n.state == NodeState::Running).count()
     }

@@ -29,7 +29,7 @@ pub fn caller(query: Option<&str>, headers: &HeaderMap, key: &TokenKey, now: i64
     None
 }
 
-fn user_param(query: &str) -> Option<String> {
+pub(super) fn user_param(query: &str) -> Option<String> {
     query.split('&').find_map(|kv| {
         let (k, v) = kv.split_once('=')?;
         (k == "user.name" && !v.is_empty()).then(|| v.to_string())

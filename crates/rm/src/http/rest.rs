@@ -10,7 +10,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{json, Value};
 
-use super::auth::{caller, cookie_for};
+use super::auth::{caller, cookie_for, user_param};
 use super::{json_response, parse_body, Ctx};
 use crate::core::{AppState, KillOutcome};
 use crate::error::RmError;
@@ -64,9 +64,7 @@ fn need_user(ctx: &Ctx, q: &Option<String>, headers: &HeaderMap) -> Result<Strin
 }
 
 fn with_cookie(mut r: Response, ctx: &Ctx, q: &Option<String>) -> Response {
-    if let Some(user) = q.as_deref().and_then(|q| {
-        q.split('&').find_map(|kv| kv.strip_prefix("user.name=").filter(|u| !u.is_empty()).map(str::to_string))
-    }) {
+    if let Some(user) = q.as_deref().and_then(user_param) {
         if let Some(c) = cookie_for(&user, &ctx.key, wall_ms()) {
             r.headers_mut().insert("set-cookie", c);
         }
