@@ -73,8 +73,9 @@ fn rest_error(e: ureq::Error) -> anyhow::Error {
     match e {
         ureq::Error::Status(code, r) => {
             let body: Value = r.into_json().unwrap_or(Value::Null);
-            let msg = body["RemoteException"]["message"].as_str().unwrap_or("(no message)").to_string();
-            anyhow!("HTTP {code}: {msg}")
+            let e = &body["RemoteException"];
+            let msg = e["message"].as_str().unwrap_or("(no message)");
+            anyhow!("HTTP {code} {}: {msg}", e["exception"].as_str().unwrap_or("error"))
         }
         other => anyhow!("{other}"),
     }

@@ -340,3 +340,25 @@ fn preemption_reaches_the_am_and_the_node_kills_with_preempted() {
     assert!(am_log.contains("preemption warning"), "{am_log}");
     assert!(am_log.contains("was lost (-102)"), "{am_log}");
 }
+
+#[test]
+fn the_shell_is_refused_by_the_queues_acl_and_nothing_is_submitted() {
+    let dir = TempDir::new("acl");
+    let alloc = r#"<allocations><queue name="root"><aclSubmitApps> </aclSubmitApps><aclAdministerApps> </aclAdministerApps><queue name="eng"><aclSubmitApps>alice</aclSubmitApps></queue></queue></allocations>"#;
+    let c = write_conf(&dir.0, &[("yarn.acl.enable", "true"), ("yarn.admin.acl", "admin")], Some(alloc));
+    let _rm = start_rm(&c);
+    let rm = format!("http://{}", c.web);
+    // --timeout bounds the run should the refusal not come.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fairloom"))
+        .args(["shell", "--rm", &rm, "--user", "mallory", "--queue", "eng", "--timeout", "20", "--", "true"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("HTTP 403 ForbiddenException") && text.contains("User mallory does not have permission"),
+        "{text}"
+    );
+    let apps = get(&format!("{rm}/ws/v1/cluster/apps")).unwrap();
+    assert!(apps["apps"].is_null(), "{apps}");
+}

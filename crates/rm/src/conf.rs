@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use fairloom_config::properties::{parse_site_xml, Properties};
 
+use crate::access::AccessPolicy;
+
 pub const FAIR_CLASS: &str = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler";
 pub const CAPACITY_CLASS: &str = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler";
 
@@ -75,6 +77,8 @@ pub struct RmConf {
     pub state_dir: PathBuf,
     pub max_completed_apps: usize,
     pub cluster_id: String,
+    /// `yarn.acl.enable`, `yarn.admin.acl` and the static group mapping.
+    pub access: AccessPolicy,
 }
 
 fn bad(key: &str, message: impl Into<String>) -> ConfError {
@@ -161,6 +165,8 @@ impl RmConf {
             state_dir,
             max_completed_apps: number(&site, keys::MAX_COMPLETED_APPS, 1000)?,
             cluster_id: site.get(keys::CLUSTER_ID).cloned().unwrap_or_else(|| "fairloom".to_string()),
+            access: AccessPolicy::from_site(&site)
+                .map_err(|e| ConfError::File { file: "yarn-site.xml".into(), message: e })?,
             site,
         })
     }

@@ -3,6 +3,7 @@
 //! REST API and the node and AM protocols over HTTP ([`http`]), and a state store that lets
 //! a restarted RM lose no application ([`store`]).
 
+pub mod access;
 pub mod conf;
 pub mod core;
 pub mod dao;

@@ -27,9 +27,12 @@ type Reply<T> = oneshot::Sender<Result<T, RmError>>;
 pub enum Command {
     NewApplication(Reply<(ApplicationId, Res)>),
     Submit(Box<Submission>, String, Reply<ApplicationId>),
-    Kill(String, Reply<KillOutcome>),
-    Move(String, String, Reply<String>),
-    Priority(String, i32, Reply<i32>),
+    /// App id, caller.
+    Kill(String, String, Reply<KillOutcome>),
+    /// App id, target queue, caller.
+    Move(String, String, String, Reply<String>),
+    /// App id, priority, caller.
+    Priority(String, i32, String, Reply<i32>),
     RegisterNode(RegisterNodeRequest, Reply<RegisterNodeResponse>),
     NodeHeartbeat(NodeHeartbeatRequest, Reply<NodeHeartbeatResponse>),
     RegisterAm(RegisterAmRequest, String, Reply<RegisterAmResponse>),
@@ -172,18 +175,18 @@ fn handle(core: &mut Core, cmd: Command, now: Millis, shared: &Shared) {
             publish(core, shared);
             let _ = r.send(out);
         }
-        Command::Kill(id, r) => {
-            let out = core.kill(&id, now);
+        Command::Kill(id, caller, r) => {
+            let out = core.kill(&id, &caller, now);
             publish(core, shared);
             let _ = r.send(out);
         }
-        Command::Move(id, queue, r) => {
-            let out = core.move_app(&id, &queue);
+        Command::Move(id, queue, caller, r) => {
+            let out = core.move_app(&id, &queue, &caller);
             publish(core, shared);
             let _ = r.send(out);
         }
-        Command::Priority(id, p, r) => {
-            let out = core.set_priority(&id, p);
+        Command::Priority(id, p, caller, r) => {
+            let out = core.set_priority(&id, p, &caller);
             publish(core, shared);
             let _ = r.send(out);
         }

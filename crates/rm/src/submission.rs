@@ -63,6 +63,9 @@ pub struct AmContainerSpec {
     pub environment: Option<Entries<String>>,
     #[serde(default)]
     pub commands: Option<Commands>,
+    /// `VIEW_APP` / `MODIFY_APP`: who else may see or change the application.
+    #[serde(rename = "application-acls", default, skip_serializing_if = "Option::is_none")]
+    pub application_acls: Option<Entries<String>>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -131,6 +134,12 @@ impl Submission {
     }
 
     /// The AM container's launch context.
+    /// The application's own ACL of `kind` (`VIEW_APP`, `MODIFY_APP`), when it gave one.
+    pub fn app_acl(&self, kind: &str) -> Option<&str> {
+        let acls = self.am_container_spec.application_acls.as_ref()?;
+        acls.entry.iter().find(|e| e.key.eq_ignore_ascii_case(kind)).map(|e| e.value.as_str())
+    }
+
     pub fn launch_context(&self) -> LaunchContext {
         let spec = &self.am_container_spec;
         LaunchContext {

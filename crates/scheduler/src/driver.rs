@@ -175,6 +175,13 @@ pub struct QueueSummary {
     pub pending: Resource,
 }
 
+/// The queue ACLs YARN checks (`QueueACL`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueAcl {
+    SubmitApplications,
+    AdministerQueue,
+}
+
 /// The driver interface. Every method that changes state takes `now` when time matters and
 /// never reads a clock.
 pub trait Scheduler {
@@ -247,6 +254,13 @@ pub trait Scheduler {
     fn set_phase_clock(&mut self, clock: Box<dyn PhaseClock>);
     /// How often the driver should call `update` (ms).
     fn update_interval_ms(&self) -> i64;
+    /// The leaf queue a submission by `user` asking for `requested` would be placed in,
+    /// changing nothing (the ResourceManager checks ACLs against it before submitting).
+    fn placement(&self, requested: &str, user: &str) -> Result<String, String>;
+    /// Whether `user` holds `acl` on `queue` through the queue's own ACL or an ancestor's
+    /// (administer implies submit, as in YARN). A queue that does not exist yet (placement
+    /// may create it) is judged by its nearest existing ancestor; `None` when there is none.
+    fn queue_access(&self, queue: &str, user: &str, acl: QueueAcl) -> Option<bool>;
 
     fn node_id(&self, name: &str) -> Option<NodeId> {
         self.cluster().node_id(name)
@@ -438,5 +452,11 @@ impl Scheduler for AnyScheduler {
     }
     fn update_interval_ms(&self) -> i64 {
         both!(self, s => Scheduler::update_interval_ms(&**s))
+    }
+    fn placement(&self, requested: &str, user: &str) -> Result<String, String> {
+        both!(self, s => Scheduler::placement(&**s, requested, user))
+    }
+    fn queue_access(&self, queue: &str, user: &str, acl: QueueAcl) -> Option<bool> {
+        both!(self, s => Scheduler::queue_access(&**s, queue, user, acl))
     }
 }

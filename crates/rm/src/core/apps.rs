@@ -9,6 +9,7 @@ use fairloom_protocol::Res;
 use fairloom_scheduler::{Scheduler, SubmitSpec};
 
 use super::{resource_of, AppState, Attempt, AttemptState, Core, NodeState, RmApp, RmContainer};
+use crate::access::Change;
 use crate::error::RmError;
 use crate::submission::Submission;
 
@@ -63,6 +64,15 @@ impl Core {
             return Err(RmError::bad_request("am-container-spec has no command to run"));
         }
         let queue = sub.queue.clone().filter(|q| !q.trim().is_empty()).unwrap_or_else(|| "default".to_string());
+        // YARN checks the queue the placement picks; a placement that fails is the scheduler's
+        // rejection below.
+        if let Ok(leaf) = self.sched.placement(&queue, user) {
+            if !self.conf.access.may_submit(&self.sched, &leaf, user) {
+                return Err(RmError::forbidden(format!(
+                    "User {user} does not have permission to submit {id} to queue {leaf}"
+                )));
+            }
+        }
         let priority = sub.priority.unwrap_or(0);
         let spec = SubmitSpec { priority, ..SubmitSpec::new(sub.name(), &queue, user, Some(resource_of(am))) };
         let sched = self.sched.submit(&spec, now);
@@ -137,7 +147,8 @@ impl Core {
     }
 
     /// YARN's kill (REST PUT state KILLED): every container stops, the app is KILLED.
-    pub fn kill(&mut self, id: &str, now: Millis) -> Result<KillOutcome, RmError> {
+    pub fn kill(&mut self, id: &str, caller: &str, now: Millis) -> Result<KillOutcome, RmError> {
+        self.authorize(id, Change::Kill, caller)?;
         let app = self.app_mut(id)?;
         if app.state.is_final() {
             return Ok(KillOutcome::AlreadyFinal(app.state));
@@ -160,7 +171,14 @@ impl Core {
     }
 
     /// YARN's moveApplicationAcrossQueues.
-    pub fn move_app(&mut self, id: &str, queue: &str) -> Result<String, RmError> {
+    pub fn move_app(&mut self, id: &str, queue: &str, caller: &str) -> Result<String, RmError> {
+        self.authorize(id, Change::Move, caller)?;
+        // YARN also asks that the caller could have submitted to the target queue.
+        if !self.conf.access.may_submit(&self.sched, queue, caller) {
+            return Err(RmError::forbidden(format!(
+                "User {caller} cannot move application {id} to queue {queue}: no submit or administer ACL there"
+            )));
+        }
         let app = self.app_mut(id)?;
         if app.state.is_final() {
             return Err(RmError::bad_request(format!("App in {} state cannot be moved.", app.state.name())));
@@ -181,7 +199,8 @@ impl Core {
     /// YARN's updateApplicationPriority. The Fair Scheduler has no application priorities
     /// (YARN's answers 0); the Capacity Scheduler's order takes it at the next submission
     /// of an attempt (the live order is not re-keyed yet).
-    pub fn set_priority(&mut self, id: &str, priority: i32) -> Result<i32, RmError> {
+    pub fn set_priority(&mut self, id: &str, priority: i32, caller: &str) -> Result<i32, RmError> {
+        self.authorize(id, Change::Priority, caller)?;
         let fair = self.sched.kind() == "fair";
         let app = self.app_mut(id)?;
         if app.state.is_final() {
@@ -195,6 +214,13 @@ impl Core {
         let p = app.priority;
         self.persist(app_id)?;
         Ok(p)
+    }
+
+    /// The caller may make `change` to application `id` (see [`crate::access`]).
+    fn authorize(&self, id: &str, change: Change, caller: &str) -> Result<(), RmError> {
+        let app = self.app(id)?;
+        let acl = app.sub.app_acl("MODIFY_APP");
+        self.conf.access.check_change(&self.sched, change, id, &app.user, acl, &app.queue, caller)
     }
 
     /// The current attempt failed: retry while attempts remain, else the app fails.

@@ -307,7 +307,8 @@ pub fn build_scheduler(conf: &RmConf) -> Result<AnyScheduler, RmError> {
             let (name, text) =
                 conf.scheduler_file.clone().unwrap_or_else(|| ("(built-in)".to_string(), "<allocations/>".to_string()));
             let alloc = parse_allocation_file(&text, &props.resource_types).map_err(|e| in_file(&name, e))?;
-            let s = FairScheduler::new(props, alloc).map_err(|e| RmError::internal(format!("{name}: {e}")))?;
+            let mut s = FairScheduler::new(props, alloc).map_err(|e| RmError::internal(format!("{name}: {e}")))?;
+            s.set_groups(conf.access.groups.clone());
             Ok(s.into())
         }
         SchedulerKind::Capacity => {
@@ -324,7 +325,8 @@ pub fn build_scheduler(conf: &RmConf) -> Result<AnyScheduler, RmError> {
                 }
             };
             let setup = CapacitySetup { site: conf.site.clone(), capacity, lines, extra_types: Vec::new() };
-            let s = CapacityScheduler::new(setup, &[]).map_err(|e| RmError::internal(format!("{name}: {e}")))?;
+            let mut s = CapacityScheduler::new(setup, &[]).map_err(|e| RmError::internal(format!("{name}: {e}")))?;
+            s.set_groups(conf.access.groups.clone());
             Ok(s.into())
         }
     }
@@ -401,6 +403,12 @@ impl Core {
 
     fn app_of_sched(&self, sched: AppId) -> Option<ApplicationId> {
         self.by_sched.get(&sched).copied()
+    }
+
+    pub fn app(&self, id: &str) -> Result<&RmApp, RmError> {
+        let parsed: ApplicationId =
+            id.parse().map_err(|_| RmError::bad_request(format!("Invalid ApplicationId: {id}")))?;
+        self.apps.get(&parsed).ok_or_else(|| RmError::not_found(format!("app with id: {id} not found")))
     }
 
     pub fn app_mut(&mut self, id: &str) -> Result<&mut RmApp, RmError> {

@@ -217,12 +217,12 @@ async fn kill(
     headers: HeaderMap,
     body: Bytes,
 ) -> R {
-    need_user(&ctx, &raw, &headers)?;
+    let user = need_user(&ctx, &raw, &headers)?;
     let b: StateBody = parse_body(&body, "app state")?;
     if !b.state.eq_ignore_ascii_case("KILLED") {
         return Err(RmError::bad_request("Only 'KILLED' is allowed as a target state."));
     }
-    let out = ctx.rm.call(|r| Command::Kill(id, r)).await?;
+    let out = ctx.rm.call(|r| Command::Kill(id, user, r)).await?;
     let state = match out {
         KillOutcome::Killed => AppState::Killed,
         KillOutcome::AlreadyFinal(s) => s,
@@ -247,9 +247,9 @@ async fn move_app(
     headers: HeaderMap,
     body: Bytes,
 ) -> R {
-    need_user(&ctx, &raw, &headers)?;
+    let user = need_user(&ctx, &raw, &headers)?;
     let b: QueueBody = parse_body(&body, "app queue")?;
-    let target = ctx.rm.call(|r| Command::Move(id, b.queue, r)).await?;
+    let target = ctx.rm.call(|r| Command::Move(id, b.queue, user, r)).await?;
     Ok(with_cookie(json_response(StatusCode::OK, &json!({ "queue": target })), &ctx, &raw))
 }
 
@@ -270,9 +270,9 @@ async fn set_priority(
     headers: HeaderMap,
     body: Bytes,
 ) -> R {
-    need_user(&ctx, &raw, &headers)?;
+    let user = need_user(&ctx, &raw, &headers)?;
     let b: PriorityBody = parse_body(&body, "app priority")?;
-    let p = ctx.rm.call(|r| Command::Priority(id, b.priority, r)).await?;
+    let p = ctx.rm.call(|r| Command::Priority(id, b.priority, user, r)).await?;
     Ok(with_cookie(json_response(StatusCode::OK, &json!({ "priority": p })), &ctx, &raw))
 }
 

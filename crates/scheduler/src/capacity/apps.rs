@@ -8,7 +8,7 @@ use fairloom_model::{normalize, ApplicationId, Millis, Resource, ANY};
 use super::state::{CsApp, CsRequest, HeldReservation, LocalityAsk};
 use super::CapacityScheduler;
 use crate::cluster::Reservation;
-use crate::driver::{AppState, Ask, SchedulerError, SubmitSpec};
+use crate::driver::{AppState, Ask, QueueAcl, SchedulerError, SubmitSpec};
 use crate::ids::{AppId, ContainerId, NodeId, PartitionId, QueueId};
 
 /// What moving pending touched.
@@ -137,12 +137,13 @@ impl CapacityScheduler {
         (max, per_user)
     }
 
-    /// Any ACL on the path grants submit (administer implies it).
-    fn may_submit(&self, leaf: QueueId, user: &str) -> bool {
+    /// The queue's ACL or an ancestor's grants `user` the `acl` (administer implies submit).
+    pub(crate) fn holds_acl(&self, id: QueueId, user: &str, acl: QueueAcl) -> bool {
         let groups = self.groups_of(user);
-        self.path_to_root(leaf).any(|q| {
+        self.path_to_root(id).any(|q| {
             let s = &self.q(q).settings;
-            s.acl_submit.allows(user, &groups) || s.acl_administer.allows(user, &groups)
+            s.acl_administer.allows(user, &groups)
+                || (acl == QueueAcl::SubmitApplications && s.acl_submit.allows(user, &groups))
         })
     }
 
@@ -176,7 +177,7 @@ impl CapacityScheduler {
                 return self.reject(id, why);
             }
         };
-        if self.acl_enabled && !self.may_submit(leaf, spec.user) {
+        if self.acl_enabled && !self.holds_acl(leaf, spec.user, QueueAcl::SubmitApplications) {
             let why = format!(
                 "User {} does not have permission to submit {app_id} to queue {}",
                 spec.user,

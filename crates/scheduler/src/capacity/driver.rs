@@ -6,7 +6,9 @@ use super::CapacityScheduler;
 use crate::audit::Mismatch;
 use crate::cluster::live::LiveIter;
 use crate::cluster::Cluster;
-use crate::driver::{AppView, Ask, Counters, Decision, NodeSpec, QueueSummary, Scheduler, SchedulerError, SubmitSpec};
+use crate::driver::{
+    AppView, Ask, Counters, Decision, NodeSpec, QueueAcl, QueueSummary, Scheduler, SchedulerError, SubmitSpec,
+};
 use crate::ids::{AppId, ContainerId, NodeId, PartitionId};
 use crate::phases::{PhaseClock, PhaseTimes};
 
@@ -220,5 +222,17 @@ impl Scheduler for CapacityScheduler {
 
     fn update_interval_ms(&self) -> i64 {
         self.policy.monitoring_interval_ms.max(1)
+    }
+
+    fn placement(&self, requested: &str, _user: &str) -> Result<String, String> {
+        match self.resolve_queue(requested) {
+            Ok(q) if self.q(q).leaf => Ok(self.q(q).name.clone()),
+            Ok(q) => Err(format!("non-leaf queue: {}", self.q(q).name)),
+            Err(e) => Err(format!("{e} queue: {requested}")),
+        }
+    }
+
+    fn queue_access(&self, queue: &str, user: &str, acl: QueueAcl) -> Option<bool> {
+        Some(self.holds_acl(self.resolve_queue(queue).ok()?, user, acl))
     }
 }

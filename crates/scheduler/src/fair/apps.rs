@@ -7,7 +7,7 @@ use fairloom_model::{normalize, ApplicationId, Millis, Resource, ANY};
 
 use super::state::{App, AppState, LocalityAsk, RequestEntry, Reservation};
 use super::FairScheduler;
-use crate::driver::{Ask, SchedulerError};
+use crate::driver::{Ask, QueueAcl, SchedulerError};
 use crate::ids::{AppId, ContainerId, NodeId, QueueId};
 
 impl FairScheduler {
@@ -95,7 +95,7 @@ impl FairScheduler {
     /// ACL check, then into the leaf as runnable or waiting, then the AM ask.
     fn admit(&mut self, id: AppId, queue: QueueId, requested_queue: &str, user: &str, am: Option<Resource>) -> AppId {
         let groups = self.groups_of(user);
-        if !self.may_submit(queue, user, &groups) {
+        if !self.holds_acl(queue, user, &groups, QueueAcl::SubmitApplications) {
             let why = format!(
                 "user {user} cannot submit applications to queue {} (requested queue {requested_queue})",
                 self.q(queue).name

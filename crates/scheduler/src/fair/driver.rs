@@ -6,7 +6,9 @@ use super::FairScheduler;
 use crate::audit::Mismatch;
 use crate::cluster::live::LiveIter;
 use crate::cluster::Cluster;
-use crate::driver::{AppView, Ask, Counters, Decision, NodeSpec, QueueSummary, Scheduler, SchedulerError, SubmitSpec};
+use crate::driver::{
+    AppView, Ask, Counters, Decision, NodeSpec, QueueAcl, QueueSummary, Scheduler, SchedulerError, SubmitSpec,
+};
 use crate::ids::{AppId, ContainerId, NodeId, QueueId};
 use crate::phases::{PhaseClock, PhaseTimes};
 
@@ -176,6 +178,24 @@ impl Scheduler for FairScheduler {
 
     fn update_interval_ms(&self) -> i64 {
         self.props.update_interval_ms
+    }
+
+    fn placement(&self, requested: &str, user: &str) -> Result<String, String> {
+        self.place(requested, user)
+    }
+
+    fn queue_access(&self, queue: &str, user: &str, acl: QueueAcl) -> Option<bool> {
+        let full =
+            if queue == "root" || queue.starts_with("root.") { queue.to_string() } else { format!("root.{queue}") };
+        // The nearest existing queue on the path: placement may name one it would create.
+        let mut name = full.as_str();
+        let id = loop {
+            if let Some(id) = self.queue_id(name) {
+                break id;
+            }
+            name = &name[..name.rfind('.')?];
+        };
+        Some(self.holds_acl(id, user, &self.groups_of(user), acl))
     }
 }
 

@@ -1,5 +1,6 @@
 //! The queue tree: built from the allocation file, grown by placement, reshaped by reloads.
 
+use crate::driver::QueueAcl;
 use fairloom_config::{trim_queue_name, Acl, AllocationFile, ConfigurableResource, PolicyKind, QueueType};
 use fairloom_model::Resource;
 
@@ -413,11 +414,12 @@ impl FairScheduler {
             .unwrap_or_else(|| self.props.resource_types.unbounded())
     }
 
-    /// An ACL of the queue or of any ancestor grants `user` submit (administer implies it).
-    pub(crate) fn may_submit(&self, id: QueueId, user: &str, groups: &[String]) -> bool {
+    /// The queue's ACL or an ancestor's grants `user` the `acl` (administer implies submit).
+    pub(crate) fn holds_acl(&self, id: QueueId, user: &str, groups: &[String], acl: QueueAcl) -> bool {
         self.path_to_root(id).any(|q| {
             let s = &self.q(q).settings;
-            s.acl_submit_apps.allows(user, groups) || s.acl_administer_apps.allows(user, groups)
+            s.acl_administer_apps.allows(user, groups)
+                || (acl == QueueAcl::SubmitApplications && s.acl_submit_apps.allows(user, groups))
         })
     }
 }

@@ -1,0 +1,127 @@
+//! An in-process ResourceManager on loopback ports for the REST tests, and a small client.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+
+use fairloom_config::properties::Properties;
+use fairloom_rm::conf::RmConf;
+use fairloom_rm::RmHandle;
+
+pub struct Rm {
+    pub base: String,
+    pub handle: Option<RmHandle>,
+    pub rt: tokio::runtime::Runtime,
+    _dir: TempDir,
+}
+
+pub struct TempDir(pub PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl Drop for Rm {
+    fn drop(&mut self) {
+        if let Some(h) = self.handle.take() {
+            self.rt.block_on(h.stop());
+        }
+    }
+}
+
+pub const FAIR: &str = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler";
+
+/// Start an RM with `site` over YARN's loopback defaults (port 0), and `file` as the
+/// scheduler's configuration (fair-scheduler.xml or capacity-scheduler.xml by the class).
+pub fn start(name: &str, site: &[(&str, &str)], file: Option<&str>) -> Rm {
+    let dir = std::env::temp_dir().join(format!("fairloom-rm-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut props = Properties::new();
+    for (k, v) in [
+        ("yarn.resourcemanager.webapp.address", "127.0.0.1:0"),
+        ("yarn.resourcemanager.resource-tracker.address", "127.0.0.1:0"),
+        ("yarn.resourcemanager.scheduler.address", "127.0.0.1:0"),
+    ] {
+        props.insert(k.to_string(), v.to_string());
+    }
+    for (k, v) in site {
+        props.insert(k.to_string(), v.to_string());
+    }
+    if let Some(text) = file {
+        let fair = props.get("yarn.resourcemanager.scheduler.class").is_some_and(|c| c == FAIR);
+        let name = if fair { "fair-scheduler.xml" } else { "capacity-scheduler.xml" };
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    let conf = RmConf::from_site(props, &dir).expect("configuration");
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let handle = rt.block_on(fairloom_rm::start(conf)).expect("the RM starts");
+    Rm { base: format!("http://{}", handle.webapp), handle: Some(handle), rt, _dir: TempDir(dir) }
+}
+
+/// (status, JSON body or Null).
+pub fn call(method: &str, url: &str, body: Option<Value>) -> (u16, Value) {
+    let req = ureq::request(method, url);
+    let out = match body {
+        Some(b) => req.send_json(b),
+        None => req.call(),
+    };
+    match out {
+        Ok(r) => {
+            let status = r.status();
+            (status, r.into_json().unwrap_or(Value::Null))
+        }
+        Err(ureq::Error::Status(status, r)) => (status, r.into_json().unwrap_or(Value::Null)),
+        Err(e) => panic!("{method} {url}: {e}"),
+    }
+}
+
+impl Rm {
+    pub fn url(&self, path: &str, user: Option<&str>) -> String {
+        match user {
+            Some(u) => format!("{}{path}{}user.name={u}", self.base, if path.contains('?') { "&" } else { "?" }),
+            None => format!("{}{path}", self.base),
+        }
+    }
+
+    /// new-application then submit as `user` to `queue`; (status, app id, error body).
+    pub fn submit(&self, user: &str, queue: &str, extra: Value) -> (u16, String, Value) {
+        let (s, new) = call("POST", &self.url("/ws/v1/cluster/apps/new-application", Some(user)), None);
+        assert_eq!(s, 200, "{new}");
+        let id = new["application-id"].as_str().unwrap().to_string();
+        let mut body = json!({
+            "application-id": id,
+            "application-name": format!("{user}-app"),
+            "queue": queue,
+            "am-container-spec": { "commands": { "command": "sleep 1" } },
+            "resource": { "memory": 1024, "vCores": 1 },
+        });
+        if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+            for (k, v) in e {
+                b.insert(k.clone(), v.clone());
+            }
+        }
+        let (s, err) = call("POST", &self.url("/ws/v1/cluster/apps", Some(user)), Some(body));
+        (s, id, err)
+    }
+
+    pub fn app(&self, id: &str) -> (u16, Value) {
+        call("GET", &self.url(&format!("/ws/v1/cluster/apps/{id}"), None), None)
+    }
+
+    pub fn put(&self, id: &str, what: &str, user: &str, body: Value) -> (u16, Value) {
+        call("PUT", &self.url(&format!("/ws/v1/cluster/apps/{id}/{what}"), Some(user)), Some(body))
+    }
+
+    pub fn text(&self, path: &str) -> (u16, String) {
+        match ureq::get(&self.url(path, None)).call() {
+            Ok(r) => (r.status(), r.into_string().unwrap()),
+            Err(ureq::Error::Status(s, r)) => (s, r.into_string().unwrap_or_default()),
+            Err(e) => panic!("GET {path}: {e}"),
+        }
+    }
+}
