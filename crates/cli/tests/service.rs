@@ -60,6 +60,30 @@ fn a_failing_command_fails_the_app_with_the_exit_codes() {
     assert_eq!(a["finalStatus"], "FAILED");
     let d = a["diagnostics"].as_str().unwrap();
     assert!(d.contains("failed=2") && d.contains("exited with 3"), "{d}");
+    // The NodeManager's metrics: the AM and the two containers launched, the two failed.
+    let http = get(&format!("http://{}/ws/v1/cluster/nodes", c.web)).unwrap()["nodes"]["node"][0]["nodeHTTPAddress"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let value = |text: &str, name: &str| -> f64 {
+        text.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok()).unwrap_or(-1.0)
+    };
+    eventually(Duration::from_secs(10), "the NM's container metrics", || {
+        let text = ureq::get(&format!("http://{http}/metrics")).call().ok()?.into_string().ok()?;
+        let ended = ["completed", "failed", "killed"]
+            .iter()
+            .map(|k| value(&text, &format!("fairloom_nm_containers_{k}_total")))
+            .sum::<f64>();
+        let ok = value(&text, "fairloom_nm_containers_launched_total") == 3.0
+            && value(&text, "fairloom_nm_containers_failed_total") >= 2.0
+            && ended == 3.0
+            && value(&text, "fairloom_nm_containers_running") == 0.0;
+        ok.then_some(())
+    });
+    eventually(Duration::from_secs(10), "the RM's queue metrics", || {
+        let text = ureq::get(&format!("http://{}/metrics", c.web)).call().ok()?.into_string().ok()?;
+        text.contains("fairloom_queue_apps_completed{queue=\"root.default\"} 1").then_some(())
+    });
 }
 
 #[test]

@@ -14,6 +14,7 @@ use fairloom_protocol::node::StartContainer;
 use fairloom_protocol::{ContainerState, ContainerStatus, Res};
 
 use crate::localize::localize;
+use crate::metrics::NmMetrics;
 
 #[derive(Debug, Clone)]
 pub struct Ctr {
@@ -59,6 +60,7 @@ pub struct Env {
     pub host: String,
     pub port: u16,
     pub kill_delay: Duration,
+    pub metrics: Arc<NmMetrics>,
 }
 
 /// The application id inside a container id (`container_[eNN_]TS_APP_ATT_N`).
@@ -128,10 +130,12 @@ pub fn launch(table: &Table, env: &Env, spec: &StartContainer) -> Result<(), Str
                 }
             }
             drop(t);
-            reap(table.clone(), spec.container_id.clone(), child);
+            env.metrics.launched.inc();
+            reap(table.clone(), spec.container_id.clone(), child, env.metrics.clone());
             Ok(())
         }
         Err(e) => {
+            env.metrics.failed.inc();
             ctr.state = ContainerState::Complete;
             ctr.exit_status = -1;
             ctr.diagnostics = format!("Container launch failed: {e}");
@@ -196,7 +200,7 @@ fn start_process(env: &Env, spec: &StartContainer, work: &Path, logs: &Path) -> 
 }
 
 /// Wait for the process on a thread of its own and record how it ended.
-fn reap(table: Table, id: String, mut child: std::process::Child) {
+fn reap(table: Table, id: String, mut child: std::process::Child, metrics: Arc<NmMetrics>) {
     std::thread::spawn(move || {
         let status = child.wait();
         let Ok(mut t) = table.lock() else { return };
@@ -210,6 +214,7 @@ fn reap(table: Table, id: String, mut child: std::process::Child) {
             // Whatever the container left behind in its group goes with it.
             signal_group(pg, libc::SIGKILL);
         }
+        metrics.ended(c.kill_status.is_some(), code);
         match c.kill_status {
             Some(s) => {
                 c.exit_status = s;

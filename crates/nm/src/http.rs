@@ -24,7 +24,17 @@ pub fn router(node: Node) -> Router {
         .route("/ws/v1/node/apps", get(apps))
         .route(paths::START_CONTAINERS, post(start))
         .route(paths::STOP_CONTAINERS, post(stop))
+        .route("/metrics", get(prometheus))
         .with_state(node)
+}
+
+async fn prometheus(State(node): State<Node>) -> Response {
+    let mut r = node.env.metrics.render(&node.table).into_response();
+    r.headers_mut().insert(
+        "content-type",
+        axum::http::HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
+    );
+    r
 }
 
 fn json_response(status: StatusCode, v: &impl serde::Serialize) -> Response {

@@ -6,6 +6,7 @@
 pub mod container;
 mod http;
 pub mod localize;
+pub mod metrics;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -123,6 +124,7 @@ pub async fn start(conf: NmConf) -> Result<NmHandle, NmError> {
             host: http.ip().to_string(),
             port: http.port(),
             kill_delay: Duration::from_millis(conf.kill_delay_ms),
+            metrics: Arc::new(metrics::NmMetrics::default()),
         },
         key: Arc::new(Mutex::new(None)),
         started_on: now_ms(),

@@ -9,6 +9,8 @@ pub mod core;
 pub mod dao;
 pub mod error;
 pub mod http;
+pub mod metrics;
+pub mod queues;
 pub mod service;
 pub mod store;
 pub mod submission;
@@ -99,11 +101,13 @@ pub async fn start(mut conf: RmConf) -> Result<RmHandle, StartError> {
     let stop = Arc::new(AtomicBool::new(false));
     let loop_stop = stop.clone();
     let loop_shared = shared.clone();
+    let metrics = Arc::new(metrics::RmMetrics::new());
+    let loop_metrics = metrics.clone();
     let loop_thread = std::thread::Builder::new()
         .name("rm-event-loop".to_string())
-        .spawn(move || service::run(core, rx, loop_shared, loop_stop))
+        .spawn(move || service::run(core, rx, loop_shared, loop_stop, loop_metrics))
         .map_err(StartError::Random)?;
-    let ctx = http::Ctx { rm: LoopClient { tx, shared }, key };
+    let ctx = http::Ctx { rm: LoopClient { tx, shared }, key, metrics };
     let (shutdown, watcher) = watch::channel(false);
     let mut servers = Vec::new();
     for (listener, router) in [

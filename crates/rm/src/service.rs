@@ -16,10 +16,14 @@ use fairloom_protocol::am::{
 };
 use fairloom_protocol::node::{NodeHeartbeatRequest, NodeHeartbeatResponse, RegisterNodeRequest, RegisterNodeResponse};
 use fairloom_protocol::Res;
+use fairloom_scheduler::phases::PhaseClock;
+use fairloom_scheduler::Scheduler;
 
 use crate::core::{AppState, Core, KillOutcome};
 use crate::dao;
 use crate::error::RmError;
+use crate::metrics::RmMetrics;
+use crate::queues::{self, QueueRow};
 use crate::submission::Submission;
 
 type Reply<T> = oneshot::Sender<Result<T, RmError>>;
@@ -68,6 +72,10 @@ pub struct Snapshot {
     /// (state name, NodeInfo).
     pub nodes: Vec<(String, Value)>,
     pub max_allocation: Res,
+    /// Every queue in tree order (the web UI's bars).
+    pub queues: Vec<QueueRow>,
+    /// `fair` or `capacity`.
+    pub scheduler_kind: &'static str,
 }
 
 impl Snapshot {
@@ -109,6 +117,8 @@ impl Snapshot {
             apps,
             nodes,
             max_allocation: core.max_allocation(),
+            queues: queues::rows(core),
+            scheduler_kind: core.sched.kind(),
         }
     }
 }
@@ -124,9 +134,23 @@ const TICK: Duration = Duration::from_millis(50);
 /// The longest a reader's view lags behind heartbeats and allocations.
 const PUBLISH_EVERY: Duration = Duration::from_millis(200);
 
+/// How often `/metrics` recomputes the auditor's aggregates (O(cluster)).
+const AUDIT_EVERY: Duration = Duration::from_secs(10);
+
+/// The scheduler's phase timers read this clock (the core itself reads none).
+struct LoopClock(Instant);
+
+impl PhaseClock for LoopClock {
+    fn now_ns(&self) -> u64 {
+        self.0.elapsed().as_nanos() as u64
+    }
+}
+
 /// Run the loop until `stop` is set or every sender is gone.
-pub fn run(mut core: Core, rx: Receiver<Command>, shared: Shared, stop: Arc<AtomicBool>) {
+pub fn run(mut core: Core, rx: Receiver<Command>, shared: Shared, stop: Arc<AtomicBool>, metrics: Arc<RmMetrics>) {
+    core.sched.set_phase_clock(Box::new(LoopClock(Instant::now())));
     let mut last_publish = Instant::now();
+    let mut last_audit: Option<Instant> = None;
     let mut dirty = true;
     while !stop.load(Ordering::Relaxed) {
         let first = match rx.recv_timeout(TICK) {
@@ -145,23 +169,26 @@ pub fn run(mut core: Core, rx: Receiver<Command>, shared: Shared, stop: Arc<Atom
             }
         }
         core.tick(now);
-        if dirty && last_publish.elapsed() >= PUBLISH_EVERY {
-            publish(&core, &shared);
+        // Elapsed times and liveness move on even without commands.
+        if (dirty && last_publish.elapsed() >= PUBLISH_EVERY) || last_publish.elapsed() >= PUBLISH_EVERY * 5 {
+            let snap = publish(&core, &shared);
+            let audit = last_audit.is_none_or(|t| t.elapsed() >= AUDIT_EVERY);
+            if audit {
+                last_audit = Some(Instant::now());
+            }
+            metrics.observe(&core, &snap.queues, audit);
             last_publish = Instant::now();
             dirty = false;
-        } else if last_publish.elapsed() >= PUBLISH_EVERY * 5 {
-            // Elapsed times and liveness move on even without commands.
-            publish(&core, &shared);
-            last_publish = Instant::now();
         }
     }
 }
 
-fn publish(core: &Core, shared: &Shared) {
+fn publish(core: &Core, shared: &Shared) -> Arc<Snapshot> {
     let snap = Arc::new(Snapshot::of(core));
     if let Ok(mut guard) = shared.write() {
-        *guard = snap;
+        *guard = snap.clone();
     }
+    snap
 }
 
 fn handle(core: &mut Core, cmd: Command, now: Millis, shared: &Shared) {

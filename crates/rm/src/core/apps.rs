@@ -115,6 +115,7 @@ impl Core {
         self.reserved_ids.remove(&id);
         self.by_sched.insert(sched, id);
         self.apps.insert(id, app);
+        self.count(id, |c| c.submitted += 1);
         Ok(id)
     }
 
@@ -122,6 +123,7 @@ impl Core {
     pub(super) fn end_container(&mut self, id: &str, exit_status: i32, why: &str) -> Option<RmContainer> {
         let c = self.containers.remove(id)?;
         self.ended.insert(c.id.clone());
+        self.count(c.app, |q| q.containers_released += 1);
         // A lost node's orders are never delivered: it registers afresh.
         if let Some(node) = self.nodes.get_mut(&c.node).filter(|n| n.state == NodeState::Running) {
             node.to_kill.push(KillContainer { container_id: c.id.clone(), exit_status, diagnostics: why.to_string() });
@@ -163,6 +165,7 @@ impl Core {
             a.finish_time = now;
         }
         self.persist(app_id)?;
+        self.count(app_id, |c| c.killed += 1);
         let why = "Container killed: its application was killed.";
         self.kill_app_containers(app_id, exit::KILLED_BY_RESOURCEMANAGER, why, false);
         self.release_attempt(app_id);
@@ -273,6 +276,7 @@ impl Core {
         app.finish_time = now;
         app.diagnostics = diagnostics;
         let _ = self.persist(app_id);
+        self.count(app_id, |c| c.failed += 1);
         self.evict_completed();
     }
 
@@ -289,6 +293,7 @@ impl Core {
             a.finish_time = now;
         }
         let _ = self.persist(app_id);
+        self.count(app_id, |c| c.completed += 1);
         // Its containers stop, except the AM's, which is exiting on its own.
         let why = "Container killed after the application finished.";
         self.kill_app_containers(app_id, exit::KILLED_AFTER_APP_COMPLETION, why, true);

@@ -295,6 +295,19 @@ pub struct Core {
     max_allocation: Res,
     /// The loop's latest `now` (for elapsed times in views).
     pub now: Millis,
+    /// YARN's cumulative QueueMetrics counters, by leaf queue (since this RM started).
+    pub queue_counts: BTreeMap<String, QueueCounts>,
+}
+
+/// Cumulative per-queue counts (YARN's QueueMetrics AppsSubmitted, AppsCompleted, …).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueCounts {
+    pub submitted: u64,
+    pub completed: u64,
+    pub killed: u64,
+    pub failed: u64,
+    pub containers_allocated: u64,
+    pub containers_released: u64,
 }
 
 /// The scheduler `conf` picks, over its file (or YARN's default queue when there is none).
@@ -377,6 +390,7 @@ impl Core {
             started_on: now,
             max_allocation,
             now,
+            queue_counts: BTreeMap::new(),
         };
         if core.conf.recovery {
             core.recover(recovered, now)?;
@@ -403,6 +417,13 @@ impl Core {
 
     fn app_of_sched(&self, sched: AppId) -> Option<ApplicationId> {
         self.by_sched.get(&sched).copied()
+    }
+
+    /// Count an event of `app` in its queue's QueueMetrics.
+    fn count(&mut self, app: ApplicationId, f: impl FnOnce(&mut QueueCounts)) {
+        if let Some(a) = self.apps.get(&app) {
+            f(self.queue_counts.entry(a.queue.clone()).or_default());
+        }
     }
 
     pub fn app(&self, id: &str) -> Result<&RmApp, RmError> {

@@ -147,6 +147,7 @@ impl Core {
                     acknowledged.push(status.container_id.clone());
                     if let Some(c) = self.containers.remove(&status.container_id) {
                         self.ended.insert(c.id.clone());
+                        self.count(c.app, |q| q.containers_released += 1);
                         if let Some(slot) = c.slot.filter(|s| self.slot_alive(s)) {
                             completed.push((slot.id, status.exit_status));
                         }
@@ -270,6 +271,7 @@ impl Core {
                 running: false,
             },
         );
+        self.count(app_id, |q| q.containers_allocated += 1);
         let app = self.apps.get_mut(&app_id).expect("mapped apps exist");
         if is_am {
             let launch = am_launch_context(app, &id, &self.conf, &key);

@@ -23,6 +23,7 @@ pub use rest::web_router;
 pub struct Ctx {
     pub rm: LoopClient,
     pub key: fairloom_protocol::token::TokenKey,
+    pub metrics: std::sync::Arc<crate::metrics::RmMetrics>,
 }
 
 impl IntoResponse for RmError {

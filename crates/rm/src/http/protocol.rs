@@ -1,6 +1,8 @@
 //! The node protocol (resource tracker address) and the AM protocol (scheduler address) as
 //! JSON over HTTP: each handler parses, forwards to the loop, and answers.
 
+use std::time::Instant;
+
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -40,9 +42,12 @@ async fn register_node(State(ctx): State<Ctx>, body: Bytes) -> R {
 }
 
 async fn node_heartbeat(State(ctx): State<Ctx>, body: Bytes) -> R {
+    let started = Instant::now();
     let req = parse_body(&body, "node heartbeat")?;
     let out = ctx.rm.call(|r| Command::NodeHeartbeat(req, r)).await?;
-    Ok(json_response(StatusCode::OK, &out))
+    let response = json_response(StatusCode::OK, &out);
+    ctx.metrics.node_heartbeat.observe(started.elapsed().as_secs_f64());
+    Ok(response)
 }
 
 fn token(headers: &HeaderMap) -> String {
@@ -56,9 +61,12 @@ async fn register_am(State(ctx): State<Ctx>, headers: HeaderMap, body: Bytes) ->
 }
 
 async fn allocate(State(ctx): State<Ctx>, headers: HeaderMap, body: Bytes) -> R {
+    let started = Instant::now();
     let req = parse_body(&body, "allocate")?;
     let out = ctx.rm.call(|r| Command::Allocate(req, token(&headers), r)).await?;
-    Ok(json_response(StatusCode::OK, &out))
+    let response = json_response(StatusCode::OK, &out);
+    ctx.metrics.am_allocate.observe(started.elapsed().as_secs_f64());
+    Ok(response)
 }
 
 async fn finish_am(State(ctx): State<Ctx>, headers: HeaderMap, body: Bytes) -> R {

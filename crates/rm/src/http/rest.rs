@@ -43,8 +43,28 @@ pub fn web_router(ctx: Ctx) -> Router {
         .route("/ws/v1/cluster/nodes/{id}", get(node))
         .route("/ws/v1/cluster/nodes/{id}/resource", post(update_node_resource))
         .route("/ws/v1/cluster/containers/{cid}/signal/{command}", post(signal_container))
+        .route("/metrics", get(prometheus))
         .fallback(not_found)
+        .layer(axum::middleware::from_fn_with_state(ctx.clone(), time_reads))
         .with_state(ctx)
+}
+
+/// Time every GET (the REST reads and the pages) into the read-latency histogram.
+async fn time_reads(State(ctx): State<Ctx>, req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let read = req.method() == axum::http::Method::GET;
+    let started = std::time::Instant::now();
+    let response = next.run(req).await;
+    if read {
+        ctx.metrics.rest_read.observe(started.elapsed().as_secs_f64());
+    }
+    response
+}
+
+async fn prometheus(State(ctx): State<Ctx>) -> Response {
+    let mut r = ctx.metrics.render().into_response();
+    r.headers_mut()
+        .insert("content-type", HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"));
+    r
 }
 
 async fn not_found() -> Response {

@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use serde_json::{json, Value};
 
 use fairloom_config::properties::Properties;
+use fairloom_protocol::node::{NodeHeartbeatRequest, NodeHeartbeatResponse, RegisterNodeRequest};
+use fairloom_protocol::{paths, Res};
 use fairloom_rm::conf::RmConf;
 use fairloom_rm::RmHandle;
 
@@ -115,6 +117,39 @@ impl Rm {
 
     pub fn put(&self, id: &str, what: &str, user: &str, body: Value) -> (u16, Value) {
         call("PUT", &self.url(&format!("/ws/v1/cluster/apps/{id}/{what}"), Some(user)), Some(body))
+    }
+
+    /// Register a node `name` over the node protocol; heartbeat it with [`Rm::heartbeat`].
+    pub fn register_node(&self, name: &str, memory: i64, vcores: i64) {
+        let tracker = self.handle.as_ref().unwrap().tracker;
+        let req = RegisterNodeRequest {
+            node_id: name.to_string(),
+            http_address: "127.0.0.1:1".to_string(),
+            rack: None,
+            resource: Res::new(memory, vcores),
+            containers: Vec::new(),
+            version: "test".to_string(),
+        };
+        let url = format!("http://{tracker}{}", paths::REGISTER_NODE);
+        let (s, body) = call("POST", &url, Some(serde_json::to_value(req).unwrap()));
+        assert_eq!(s, 200, "{body}");
+    }
+
+    /// One heartbeat of node `name` reporting nothing; the containers it is told to start.
+    pub fn heartbeat(&self, name: &str, response_id: u64) -> Vec<String> {
+        let tracker = self.handle.as_ref().unwrap().tracker;
+        let req = NodeHeartbeatRequest {
+            node_id: name.to_string(),
+            response_id,
+            containers: Vec::new(),
+            healthy: true,
+            health_report: String::new(),
+        };
+        let url = format!("http://{tracker}{}", paths::NODE_HEARTBEAT);
+        let (s, body) = call("POST", &url, Some(serde_json::to_value(req).unwrap()));
+        assert_eq!(s, 200, "{body}");
+        let out: NodeHeartbeatResponse = serde_json::from_value(body).unwrap();
+        out.start.into_iter().map(|c| c.container_id).collect()
     }
 
     pub fn text(&self, path: &str) -> (u16, String) {

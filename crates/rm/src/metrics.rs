@@ -1,0 +1,312 @@
+//! `/metrics` in the Prometheus text format: YARN's QueueMetrics per queue and ClusterMetrics,
+//! fair and steady shares, the scheduler's phase timers and allocation rate, the auditor's
+//! mismatch count (all set by the event loop when it publishes), and the latency of the node
+//! heartbeat and AM allocate calls (observed by the HTTP handlers as they answer).
+
+use std::collections::BTreeSet;
+use std::sync::atomic::AtomicU64;
+use std::sync::Mutex;
+
+use prometheus_client::encoding::text::encode;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+
+use fairloom_model::Resource;
+use fairloom_scheduler::Scheduler;
+
+use crate::core::{AppState, Core, NodeState};
+use crate::queues::QueueRow;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct QueueLabel {
+    pub queue: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct StateLabel {
+    pub state: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct PhaseLabel {
+    pub phase: String,
+}
+
+type QueueGauge = Family<QueueLabel, Gauge>;
+
+/// The queue gauges, in registration order (name, help).
+const QUEUE_GAUGES: [(&str, &str); 26] = [
+    ("queue_allocated_mb", "Memory allocated to the queue's containers (QueueMetrics AllocatedMB)"),
+    ("queue_allocated_vcores", "Vcores allocated to the queue's containers (AllocatedVCores)"),
+    ("queue_allocated_containers", "Live containers of the queue (AllocatedContainers)"),
+    ("queue_available_mb", "Memory the queue may still get: its maximum less its use, within free room (AvailableMB)"),
+    ("queue_available_vcores", "Vcores the queue may still get (AvailableVCores)"),
+    ("queue_pending_mb", "Memory its runnable applications ask for (PendingMB)"),
+    ("queue_pending_vcores", "Vcores its runnable applications ask for (PendingVCores)"),
+    ("queue_reserved_mb", "Memory reserved on nodes for the queue's applications (ReservedMB)"),
+    ("queue_reserved_vcores", "Vcores reserved for the queue's applications (ReservedVCores)"),
+    ("queue_apps_submitted", "Applications submitted to the queue since the RM started (AppsSubmitted)"),
+    ("queue_apps_running", "Applications RUNNING in the queue (AppsRunning)"),
+    ("queue_apps_pending", "Applications ACCEPTED and not yet running (AppsPending)"),
+    ("queue_apps_completed", "Applications FINISHED since the RM started (AppsCompleted)"),
+    ("queue_apps_killed", "Applications KILLED since the RM started (AppsKilled)"),
+    ("queue_apps_failed", "Applications FAILED since the RM started (AppsFailed)"),
+    ("queue_containers_allocated", "Containers allocated since the RM started (AggregateContainersAllocated)"),
+    ("queue_containers_released", "Containers released since the RM started (AggregateContainersReleased)"),
+    ("queue_fair_share_mb", "Instantaneous fair share (Fair) or guaranteed capacity (Capacity), memory"),
+    ("queue_fair_share_vcores", "Instantaneous fair share or guaranteed capacity, vcores"),
+    ("queue_steady_fair_share_mb", "Steady fair share (Fair) or configured capacity (Capacity), memory"),
+    ("queue_steady_fair_share_vcores", "Steady fair share or configured capacity, vcores"),
+    ("queue_max_share_mb", "Max share or maximum capacity, memory"),
+    ("queue_min_share_mb", "Min share or guaranteed capacity, memory"),
+    ("queue_demand_mb", "Demand: use plus outstanding asks, memory"),
+    ("queue_am_resource_usage_mb", "Memory of its ApplicationMasters (AMResourceUsageMB)"),
+    ("queue_max_am_share_mb", "The AM limit of the leaf (MaxAMShareMB)"),
+];
+
+pub struct RmMetrics {
+    registry: Registry,
+    queue: Vec<QueueGauge>,
+    nodes: Family<StateLabel, Gauge>,
+    apps: Family<StateLabel, Gauge>,
+    phase_seconds: Family<PhaseLabel, Counter<f64, AtomicU64>>,
+    allocated: Counter,
+    heartbeats: Counter,
+    cps: Gauge<f64, AtomicU64>,
+    mismatches: Gauge,
+    /// The node heartbeat as its NodeManager sees it, minus the network: from the request
+    /// read to the answer ready.
+    pub node_heartbeat: Histogram,
+    pub am_allocate: Histogram,
+    pub rest_read: Histogram,
+    /// What the last publish saw, to turn the core's totals into counter increments.
+    last: Mutex<Last>,
+}
+
+#[derive(Default)]
+struct Last {
+    queues: BTreeSet<String>,
+    phases_ns: [u64; 4],
+    allocated: u64,
+    heartbeats: u64,
+    at_ms: i64,
+}
+
+fn latency() -> Histogram {
+    // 100 µs to ~3.3 s.
+    Histogram::new(exponential_buckets(0.0001, 2.0, 16))
+}
+
+impl Default for RmMetrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl RmMetrics {
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("fairloom");
+        let queue: Vec<QueueGauge> = QUEUE_GAUGES
+            .iter()
+            .map(|(name, help)| {
+                let g = QueueGauge::default();
+                registry.register(*name, *help, g.clone());
+                g
+            })
+            .collect();
+        let m = Self {
+            queue,
+            nodes: Family::default(),
+            apps: Family::default(),
+            phase_seconds: Family::default(),
+            allocated: Counter::default(),
+            heartbeats: Counter::default(),
+            cps: Gauge::default(),
+            mismatches: Gauge::default(),
+            node_heartbeat: latency(),
+            am_allocate: latency(),
+            rest_read: latency(),
+            last: Mutex::new(Last::default()),
+            registry: Registry::default(),
+        };
+        registry.register(
+            "cluster_nodes",
+            "NodeManagers by state (ClusterMetrics NumActiveNMs, NumLostNMs, …)",
+            m.nodes.clone(),
+        );
+        registry.register("cluster_apps", "Applications the RM holds, by state", m.apps.clone());
+        registry.register(
+            "scheduler_phase_seconds",
+            "Time the scheduler's node walk spent, by phase",
+            m.phase_seconds.clone(),
+        );
+        registry.register("scheduler_containers_allocated", "Containers the scheduler allocated", m.allocated.clone());
+        registry.register("scheduler_node_updates", "Node heartbeats the scheduler handled", m.heartbeats.clone());
+        registry.register("scheduler_cps", "Containers allocated per second since the previous publish", m.cps.clone());
+        registry.register(
+            "scheduler_audit_mismatches",
+            "Incremental aggregates that differ from their recomputation (should be 0)",
+            m.mismatches.clone(),
+        );
+        registry.register(
+            "rm_node_heartbeat_seconds",
+            "Node heartbeat handling time in the RM",
+            m.node_heartbeat.clone(),
+        );
+        registry.register("rm_am_allocate_seconds", "AM allocate handling time in the RM", m.am_allocate.clone());
+        registry.register("rm_rest_read_seconds", "REST read handling time in the RM", m.rest_read.clone());
+        Self { registry, ..m }
+    }
+
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        // Writing to a String cannot fail.
+        let _ = encode(&mut out, &self.registry);
+        out
+    }
+
+    /// Set every gauge from the core (the loop calls this when it publishes). `audit`: also
+    /// recompute the auditor's aggregates (O(cluster), so not at every publish).
+    pub fn observe(&self, core: &Core, rows: &[QueueRow], audit: bool) {
+        let Ok(mut last) = self.last.lock() else { return };
+        let by_queue = per_queue(core);
+        let mut seen = BTreeSet::new();
+        for r in rows {
+            let label = QueueLabel { queue: r.name.clone() };
+            let counts = core.queue_counts.get(&r.name).copied().unwrap_or_default();
+            let q = by_queue.get(r.name.as_str()).copied().unwrap_or_default();
+            let (running, pending, live, reserved) = (q.running, q.pending, q.live, q.reserved);
+            let available = r.max.saturating_sub(r.used);
+            let free = by_queue.free;
+            let available = Resource::new(available.memory().min(free.memory()), available.vcores().min(free.vcores()));
+            let values: [i64; 26] = [
+                r.used.memory(),
+                r.used.vcores(),
+                live,
+                available.memory(),
+                available.vcores(),
+                r.pending.memory(),
+                r.pending.vcores(),
+                reserved.memory(),
+                reserved.vcores(),
+                counts.submitted as i64,
+                running,
+                pending,
+                counts.completed as i64,
+                counts.killed as i64,
+                counts.failed as i64,
+                counts.containers_allocated as i64,
+                counts.containers_released as i64,
+                r.share.memory(),
+                r.share.vcores(),
+                r.steady.memory(),
+                r.steady.vcores(),
+                r.max.memory(),
+                r.min.memory(),
+                r.demand.memory(),
+                r.am_used.memory(),
+                r.am_limit.memory(),
+            ];
+            for (g, v) in self.queue.iter().zip(values) {
+                g.get_or_create(&label).set(v);
+            }
+            seen.insert(r.name.clone());
+        }
+        for gone in last.queues.difference(&seen) {
+            let label = QueueLabel { queue: gone.clone() };
+            for g in &self.queue {
+                g.remove(&label);
+            }
+        }
+        last.queues = seen;
+
+        let node_count = |s: NodeState| core.nodes.values().filter(|n| n.state == s).count() as i64;
+        for (state, n) in [("active", node_count(NodeState::Running)), ("lost", node_count(NodeState::Lost))] {
+            self.nodes.get_or_create(&StateLabel { state: state.into() }).set(n);
+        }
+        // fairloom has no health checker or decommissioning yet: YARN's other states are 0.
+        for state in ["unhealthy", "decommissioned", "decommissioning", "rebooted", "shutdown"] {
+            self.nodes.get_or_create(&StateLabel { state: state.into() }).set(0);
+        }
+        for s in AppState::ALL {
+            let n = core.apps.values().filter(|a| a.state == s).count() as i64;
+            self.apps.get_or_create(&StateLabel { state: s.name().to_ascii_lowercase() }).set(n);
+        }
+
+        let p = core.sched.phases();
+        let now_ns = [p.reservations_ns, p.precheck_ns, p.ordering_ns, p.assignment_ns];
+        for ((name, now), before) in
+            ["reservations", "precheck", "ordering", "assignment"].iter().zip(now_ns).zip(last.phases_ns)
+        {
+            let delta = now.saturating_sub(before);
+            self.phase_seconds.get_or_create(&PhaseLabel { phase: (*name).into() }).inc_by(delta as f64 / 1e9);
+        }
+        last.phases_ns = now_ns;
+        let c = core.sched.counters();
+        let new_allocations = c.containers_allocated.saturating_sub(last.allocated);
+        self.allocated.inc_by(new_allocations);
+        self.heartbeats.inc_by(c.heartbeats.saturating_sub(last.heartbeats));
+        let elapsed_ms = core.now - last.at_ms;
+        if last.at_ms > 0 && elapsed_ms > 0 {
+            self.cps.set(new_allocations as f64 * 1000.0 / elapsed_ms as f64);
+        }
+        last.allocated = c.containers_allocated;
+        last.heartbeats = c.heartbeats;
+        last.at_ms = core.now;
+        if audit {
+            self.mismatches.set(core.sched.audit().len() as i64);
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct QueueNow {
+    running: i64,
+    pending: i64,
+    live: i64,
+    reserved: Resource,
+}
+
+struct PerQueue<'a> {
+    queues: std::collections::HashMap<&'a str, QueueNow>,
+    /// Unallocated room on every node.
+    free: Resource,
+}
+
+impl PerQueue<'_> {
+    fn get(&self, name: &str) -> Option<&QueueNow> {
+        self.queues.get(name)
+    }
+}
+
+/// One pass over applications, containers and nodes for every queue's live figures.
+fn per_queue(core: &Core) -> PerQueue<'_> {
+    let mut queues: std::collections::HashMap<&str, QueueNow> = std::collections::HashMap::new();
+    for a in core.apps.values() {
+        let q = queues.entry(a.queue.as_str()).or_default();
+        q.running += (a.state == AppState::Running) as i64;
+        q.pending += (a.state == AppState::Accepted) as i64;
+    }
+    for c in core.containers.values() {
+        if let Some(a) = core.apps.get(&c.app) {
+            queues.entry(a.queue.as_str()).or_default().live += 1;
+        }
+    }
+    let mut free = Resource::none();
+    for (_, node) in core.sched.cluster().nodes() {
+        free = free.saturating_add(node.unallocated());
+        if let Some(r) = &node.reservation {
+            if let Some(name) = core.sched.app(r.app).queue {
+                if let Some((&key, _)) = queues.get_key_value(name) {
+                    let q = queues.get_mut(key).expect("present");
+                    q.reserved = q.reserved.saturating_add(r.resource);
+                }
+            }
+        }
+    }
+    PerQueue { queues, free }
+}

@@ -1,0 +1,110 @@
+//! `/metrics`: YARN's QueueMetrics and ClusterMetrics in the Prometheus text format, the
+//! same numbers the REST API shows, and the heartbeat latency histogram.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::{start, Rm, FAIR};
+
+const ALLOCATIONS: &str = r#"<allocations>
+  <queue name="a"><weight>1</weight></queue>
+  <queue name="b"><weight>3</weight></queue>
+</allocations>"#;
+
+/// The value of `name` (with `queue` or `state` label `label`, when given).
+fn metric(text: &str, name: &str, label: Option<&str>) -> Option<f64> {
+    text.lines().filter(|l| !l.starts_with('#')).find_map(|l| {
+        let (key, value) = l.rsplit_once(' ')?;
+        let (metric, labels) = key.split_once('{').unwrap_or((key, ""));
+        let wanted = label.is_none_or(|v| labels.contains(&format!("=\"{v}\"")));
+        (metric == name && wanted).then(|| value.parse().ok()).flatten()
+    })
+}
+
+fn scrape_until(rm: &Rm, what: &str, ok: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, text) = rm.text("/metrics");
+        assert_eq!(status, 200);
+        if ok(&text) {
+            return text;
+        }
+        assert!(Instant::now() < deadline, "no {what} within 10 s in:\n{text}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn queue_and_cluster_metrics_follow_the_scheduler() {
+    let rm = start("metrics", &[("yarn.resourcemanager.scheduler.class", FAIR)], Some(ALLOCATIONS));
+    rm.register_node("n1:1", 8192, 8);
+    let (s, id, body) = rm.submit("alice", "a", json!({}));
+    assert_eq!(s, 202, "{body}");
+    // The scheduler's update runs on the loop's tick: heartbeat until the AM is placed.
+    let mut started = Vec::new();
+    for response_id in 0..50 {
+        started = rm.heartbeat("n1:1", response_id);
+        if !started.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(started.len(), 1, "the AM container is started on the node");
+
+    let text = scrape_until(&rm, "the AM's allocation", |t| {
+        metric(t, "fairloom_queue_allocated_mb", Some("root.a")) == Some(1024.0)
+    });
+    assert_eq!(metric(&text, "fairloom_queue_allocated_vcores", Some("root.a")), Some(1.0));
+    assert_eq!(metric(&text, "fairloom_queue_allocated_mb", Some("root.b")), Some(0.0));
+    assert_eq!(metric(&text, "fairloom_queue_apps_submitted", Some("root.a")), Some(1.0));
+    assert_eq!(
+        metric(&text, "fairloom_queue_apps_pending", Some("root.a")),
+        Some(1.0),
+        "ACCEPTED until the AM registers"
+    );
+    assert_eq!(metric(&text, "fairloom_queue_containers_allocated", Some("root.a")), Some(1.0));
+    assert_eq!(metric(&text, "fairloom_queue_am_resource_usage_mb", Some("root.a")), Some(1024.0));
+    assert_eq!(metric(&text, "fairloom_queue_available_mb", Some("root.a")), Some(8192.0 - 1024.0));
+    assert_eq!(metric(&text, "fairloom_cluster_nodes", Some("active")), Some(1.0));
+    assert_eq!(metric(&text, "fairloom_cluster_nodes", Some("lost")), Some(0.0));
+    assert_eq!(metric(&text, "fairloom_cluster_apps", Some("accepted")), Some(1.0));
+    assert!(metric(&text, "fairloom_rm_node_heartbeat_seconds_count", None).unwrap() >= 1.0, "{text}");
+    assert_eq!(metric(&text, "fairloom_scheduler_containers_allocated_total", None), Some(1.0));
+    assert_eq!(metric(&text, "fairloom_scheduler_audit_mismatches", None), Some(0.0));
+    assert!(text.contains("fairloom_scheduler_phase_seconds_total{phase=\"assignment\"}"), "{text}");
+
+    // Shares are the REST scheduler's numbers.
+    let (_, sched) = support::call("GET", &rm.url("/ws/v1/cluster/scheduler", None), None);
+    let queues = sched["scheduler"]["schedulerInfo"]["rootQueue"]["childQueues"]["queue"].as_array().unwrap().clone();
+    for q in &queues {
+        let name = q["queueName"].as_str().unwrap();
+        let steady = q["steadyFairResources"]["memory"].as_f64().unwrap();
+        let fair = q["fairResources"]["memory"].as_f64().unwrap();
+        assert_eq!(metric(&text, "fairloom_queue_steady_fair_share_mb", Some(name)), Some(steady), "{name}");
+        assert_eq!(metric(&text, "fairloom_queue_fair_share_mb", Some(name)), Some(fair), "{name}");
+    }
+    let steady = |n: &str| metric(&text, "fairloom_queue_steady_fair_share_mb", Some(n)).unwrap();
+    // Weights 1 and 3 (and root.default's 1) over 8192 MB, as YARN's binary search of the
+    // weight-to-share ratio lands.
+    assert_eq!((steady("root.a"), steady("root.b")), (1638.0, 4916.0));
+
+    // A kill: counted as killed, its container released.
+    let (s, body) = rm.put(&id, "state", "alice", json!({"state": "KILLED"}));
+    assert_eq!(s, 200, "{body}");
+    let text = scrape_until(&rm, "the kill", |t| metric(t, "fairloom_queue_apps_killed", Some("root.a")) == Some(1.0));
+    assert_eq!(metric(&text, "fairloom_queue_containers_released", Some("root.a")), Some(1.0));
+    assert_eq!(metric(&text, "fairloom_queue_apps_pending", Some("root.a")), Some(0.0));
+}
+
+#[test]
+fn the_metrics_page_is_prometheus_text() {
+    let rm = start("metrics-format", &[], None);
+    let r = ureq::get(&rm.url("/metrics", None)).call().unwrap();
+    assert!(r.header("content-type").unwrap().starts_with("application/openmetrics-text"));
+    let text = r.into_string().unwrap();
+    assert!(text.ends_with("# EOF\n"), "{text}");
+    assert!(text.contains("# TYPE fairloom_queue_allocated_mb gauge"));
+    assert!(text.contains("# TYPE fairloom_rm_node_heartbeat_seconds histogram"));
+}
