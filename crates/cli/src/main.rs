@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 mod am;
 mod capacities;
+mod explain;
 mod preempt;
 mod preempt_capacity;
 mod service;
@@ -64,6 +65,11 @@ enum Command {
     Am {
         #[command(subcommand)]
         command: am::AmCommand,
+    },
+    /// Ask a running ResourceManager why an application waits, with the numbers behind it.
+    Explain {
+        #[command(subcommand)]
+        command: explain::ExplainCommand,
     },
     /// Run a ResourceManager: YARN's REST API, the node and AM protocols, a state store.
     Rm(service::RmArgs),
@@ -137,6 +143,7 @@ fn main() -> ExitCode {
         Command::Sim(args) => sim::run(args),
         Command::Preempt(args) => preempt::run(args),
         Command::Am { command } => am::run(command),
+        Command::Explain { command } => explain::run(command),
         Command::Rm(args) => service::rm(args),
         Command::Nm(args) => service::nm(args),
         Command::Up(args) => service::up(args),

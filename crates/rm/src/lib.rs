@@ -8,6 +8,7 @@ pub mod conf;
 pub mod core;
 pub mod dao;
 pub mod error;
+pub mod explain;
 pub mod http;
 pub mod metrics;
 pub mod queues;

@@ -22,6 +22,7 @@ use fairloom_scheduler::Scheduler;
 use crate::core::{AppState, Core, KillOutcome};
 use crate::dao;
 use crate::error::RmError;
+use crate::explain::{self, Wait};
 use crate::metrics::RmMetrics;
 use crate::queues::{self, QueueRow};
 use crate::submission::Submission;
@@ -60,6 +61,8 @@ pub struct AppSnap {
     pub info: Value,
     /// (number, AppAttemptInfo, its live containers).
     pub attempts: Vec<(u32, Value, Vec<Value>)>,
+    /// Why it waits, when it does.
+    pub wait: Option<Wait>,
 }
 
 /// What readers see, published by the loop after changes.
@@ -95,6 +98,7 @@ impl Snapshot {
                 started: app.start_time,
                 finished: app.finish_time,
                 info: dao::app_info(core, app),
+                wait: explain::wait_of(core, app),
                 attempts: app
                     .attempts
                     .iter()

@@ -5,6 +5,7 @@
 mod auth;
 mod protocol;
 mod rest;
+mod web;
 
 use axum::body::Bytes;
 use axum::http::{HeaderValue, StatusCode};

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{json, Value};
@@ -13,14 +13,13 @@ use serde_json::{json, Value};
 use super::auth::{caller, cookie_for, user_param};
 use super::{json_response, parse_body, Ctx};
 use crate::core::{AppState, KillOutcome};
+use crate::dao;
 use crate::error::RmError;
 use crate::service::{wall_ms, AppSnap, Command};
 use crate::submission::Submission;
 
 pub fn web_router(ctx: Ctx) -> Router {
     Router::new()
-        .route("/", get(cluster_page))
-        .route("/cluster", get(cluster_page))
         .route("/ws/v1/cluster", get(info))
         .route("/ws/v1/cluster/info", get(info))
         .route("/ws/v1/cluster/metrics", get(metrics))
@@ -31,6 +30,7 @@ pub fn web_router(ctx: Ctx) -> Router {
         .route("/ws/v1/cluster/apps/{id}/state", get(app_state).put(kill))
         .route("/ws/v1/cluster/apps/{id}/queue", get(app_queue).put(move_app))
         .route("/ws/v1/cluster/apps/{id}/priority", get(app_priority).put(set_priority))
+        .route("/ws/v1/cluster/apps/{id}/explain", get(explain))
         .route("/ws/v1/cluster/apps/{id}/timeouts", get(timeouts))
         .route("/ws/v1/cluster/apps/{id}/timeouts/{kind}", get(timeout))
         .route("/ws/v1/cluster/apps/{id}/timeout", axum::routing::put(update_timeout))
@@ -44,6 +44,7 @@ pub fn web_router(ctx: Ctx) -> Router {
         .route("/ws/v1/cluster/nodes/{id}/resource", post(update_node_resource))
         .route("/ws/v1/cluster/containers/{cid}/signal/{command}", post(signal_container))
         .route("/metrics", get(prometheus))
+        .merge(super::web::routes())
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(ctx.clone(), time_reads))
         .with_state(ctx)
@@ -90,36 +91,6 @@ fn with_cookie(mut r: Response, ctx: &Ctx, q: &Option<String>) -> Response {
         }
     }
     r
-}
-
-async fn cluster_page(State(ctx): State<Ctx>, RawQuery(q): RawQuery) -> Response {
-    let snap = ctx.rm.snapshot();
-    let m = &snap.metrics["clusterMetrics"];
-    let mut rows = String::new();
-    for a in snap.apps.iter().rev().take(100) {
-        rows.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&a.id),
-            esc(&a.user),
-            esc(&a.name),
-            esc(&a.queue),
-            a.state.name(),
-            a.final_status
-        ));
-    }
-    let page = format!(
-        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>fairloom: cluster</title></head><body>\
-         <h1>fairloom ResourceManager</h1>\
-         <p>Apps submitted {} · running {} · pending {} · active nodes {} · used {} MB of {} MB</p>\
-         <table><thead><tr><th>ID</th><th>User</th><th>Name</th><th>Queue</th><th>State</th><th>FinalStatus</th></tr></thead><tbody>{rows}</tbody></table>\
-         <p>REST: <a href=\"/ws/v1/cluster/info\">/ws/v1/cluster</a></p></body></html>",
-        m["appsSubmitted"], m["appsRunning"], m["appsPending"], m["activeNodes"], m["allocatedMB"], m["totalMB"]
-    );
-    with_cookie(Html(page).into_response(), &ctx, &q)
-}
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 async fn info(State(ctx): State<Ctx>, RawQuery(q): RawQuery) -> Response {
@@ -218,6 +189,36 @@ fn find_app<'a>(snap: &'a crate::service::Snapshot, id: &str) -> Result<&'a AppS
 async fn app(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
     let snap = ctx.rm.snapshot();
     ok(json!({ "app": find_app(&snap, &id)?.info }))
+}
+
+/// fairloom's own: why the application waits, with the numbers behind it, and its queue.
+async fn explain(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
+    let snap = ctx.rm.snapshot();
+    let a = find_app(&snap, &id)?;
+    let queue = snap.queues.iter().find(|q| q.name == a.queue).map(|q| {
+        json!({
+            "name": q.name,
+            "used": dao::resource(q.used),
+            "steadyFairShare": dao::resource(q.steady),
+            "fairShare": dao::resource(q.share),
+            "maxResources": dao::resource(q.max),
+            "demand": dao::resource(q.demand),
+            "amUsed": dao::resource(q.am_used),
+            "amLimit": dao::resource(q.am_limit),
+            "activeApps": q.active_apps,
+            "pendingApps": q.pending_apps,
+            "maxApps": q.max_apps,
+        })
+    });
+    ok(json!({ "explain": {
+        "id": a.id,
+        "state": a.state.name(),
+        "user": a.user,
+        "queue": a.queue,
+        "waiting": a.wait.is_some(),
+        "wait": a.wait,
+        "queueStatus": queue,
+    }}))
 }
 
 async fn app_state(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {

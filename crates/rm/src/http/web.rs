@@ -1,0 +1,438 @@
+//! The RM's web UI, server-rendered in YARN's layout (yarn-interfaces.md §3.3): every page
+//! opens with the cluster, node and scheduler metrics tables; `/cluster/scheduler` draws the
+//! queue tree with share bars and each queue's status block; `/cluster/apps`, `/cluster/app/ID`
+//! (with why it waits) and `/cluster/nodes`. No external assets: the pages work offline and
+//! reload themselves every few seconds.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use axum::extract::{Path, Query, RawQuery, State};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use serde_json::Value;
+
+use super::Ctx;
+use crate::core::AppState;
+use crate::queues::QueueRow;
+use crate::service::{AppSnap, Snapshot};
+
+pub fn routes() -> Router<Ctx> {
+    Router::new()
+        .route("/", get(overview))
+        .route("/cluster", get(overview))
+        .route("/cluster/cluster", get(overview))
+        .route("/cluster/scheduler", get(scheduler))
+        .route("/cluster/apps", get(apps))
+        .route("/cluster/apps/{state}", get(apps_in_state))
+        .route("/cluster/app/{id}", get(app))
+        .route("/cluster/nodes", get(nodes))
+}
+
+/// Seconds between a page's reloads.
+const REFRESH_S: u32 = 5;
+
+const STYLE: &str = "
+body{font:13px/1.4 -apple-system,'Segoe UI',Helvetica,Arial,sans-serif;margin:0;color:#222}
+header{background:#1f3a5f;color:#fff;padding:8px 16px;display:flex;gap:24px;align-items:baseline}
+header h1{font-size:18px;margin:0}header a{color:#cfe0f5;text-decoration:none;margin-right:14px}
+main{padding:8px 16px}h2{font-size:15px;margin:16px 0 6px}
+table{border-collapse:collapse;margin-bottom:8px}#apps{font-size:12px}th,td{border:1px solid #ccd;padding:3px 7px;text-align:left;vertical-align:top}
+th{background:#eef1f6;font-weight:600}tr:nth-child(even) td{background:#fafbfc}
+.metrics td,.metrics th{text-align:center}
+.legend span{display:inline-block;margin-right:16px}.sw{display:inline-block;width:28px;height:11px;vertical-align:middle;margin-right:4px}
+.tree{list-style:none;padding-left:0;margin:0}.tree li{margin:3px 0}
+.q{display:flex;align-items:center;gap:10px}.qname{width:220px;font-family:monospace}
+.track{width:600px;position:relative;height:16px}
+.bar{position:relative;height:16px;background:#f6f6f6;border:1px solid #999;box-sizing:border-box;overflow:hidden}
+.bar>div{position:absolute;top:0;bottom:0;left:0;box-sizing:border-box}
+.used{background:#5cb85c}.over{background:#f0ad4e}.steady{border:2px solid #1f3a5f}.fair{border:2px dashed #c0392b}
+.pct{font-size:12px;color:#555;width:90px}
+details.status{margin:2px 0 8px 230px}details.status table{font-size:12px}
+.wait{border:1px solid #e0b252;background:#fff8e6;padding:8px 12px;margin:8px 0;max-width:900px}
+.wait b{color:#8a5a00}.muted{color:#777}
+";
+
+/// Local times from epoch milliseconds, and the reload.
+const SCRIPT: &str = "
+document.querySelectorAll('time[data-ms]').forEach(function(t){var ms=+t.dataset.ms;t.textContent=ms>0?new Date(ms).toLocaleString():'N/A';});
+setTimeout(function(){location.reload();}," ;
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+fn page(title: &str, snap: &Snapshot, body: &str) -> Response {
+    let mut out = String::with_capacity(body.len() + 4096);
+    let _ = write!(
+        out,
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{t} · fairloom</title><style>{STYLE}</style></head><body>\
+         <header><h1>fairloom · {t}</h1><nav><a href=\"/cluster\">Cluster</a><a href=\"/cluster/scheduler\">Scheduler</a>\
+         <a href=\"/cluster/apps\">Applications</a><a href=\"/cluster/nodes\">Nodes</a><a href=\"/ws/v1/cluster/info\">REST</a>\
+         <a href=\"/metrics\">Metrics</a></nav></header><main>",
+        t = esc(title)
+    );
+    out.push_str(&metrics_tables(snap));
+    out.push_str(body);
+    let _ = write!(out, "</main><script>{SCRIPT}{}000);</script></body></html>", REFRESH_S);
+    Html(out).into_response()
+}
+
+fn num(v: &Value) -> String {
+    match v {
+        Value::Null => "0".to_string(),
+        other => other.to_string(),
+    }
+}
+
+fn mb(v: &Value) -> String {
+    let m = v.as_i64().unwrap_or(0);
+    if m >= 1024 * 1024 {
+        format!("{:.1} TB", m as f64 / (1024.0 * 1024.0))
+    } else if m >= 1024 {
+        format!("{:.1} GB", m as f64 / 1024.0)
+    } else {
+        format!("{m} MB")
+    }
+}
+
+/// YARN's Cluster Metrics, Cluster Nodes Metrics and Scheduler Metrics tables.
+fn metrics_tables(snap: &Snapshot) -> String {
+    let m = &snap.metrics["clusterMetrics"];
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<h2>Cluster Metrics</h2><table class=\"metrics\" id=\"cluster-metrics\"><tr><th>Apps Submitted</th><th>Apps Pending</th>\
+         <th>Apps Running</th><th>Apps Completed</th><th>Containers Running</th><th>Used Resources</th><th>Total Resources</th>\
+         <th>Reserved Resources</th></tr><tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+         <td>&lt;memory:{}, vCores:{}&gt;</td><td>&lt;memory:{}, vCores:{}&gt;</td><td>&lt;memory:{}, vCores:{}&gt;</td></tr></table>",
+        num(&m["appsSubmitted"]),
+        num(&m["appsPending"]),
+        num(&m["appsRunning"]),
+        num(&m["appsCompleted"]),
+        num(&m["containersAllocated"]),
+        mb(&m["allocatedMB"]),
+        num(&m["allocatedVirtualCores"]),
+        mb(&m["totalMB"]),
+        num(&m["totalVirtualCores"]),
+        mb(&m["reservedMB"]),
+        num(&m["reservedVirtualCores"]),
+    );
+    out.push_str("<h2>Cluster Nodes Metrics</h2><table class=\"metrics\" id=\"node-metrics\"><tr>");
+    let states = [
+        ("Active Nodes", "activeNodes", "RUNNING"),
+        ("Decommissioning Nodes", "decommissioningNodes", "DECOMMISSIONING"),
+        ("Decommissioned Nodes", "decommissionedNodes", "DECOMMISSIONED"),
+        ("Lost Nodes", "lostNodes", "LOST"),
+        ("Unhealthy Nodes", "unhealthyNodes", "UNHEALTHY"),
+        ("Rebooted Nodes", "rebootedNodes", "REBOOTED"),
+        ("Shutdown Nodes", "shutdownNodes", "SHUTDOWN"),
+    ];
+    for (label, _, _) in states {
+        let _ = write!(out, "<th>{label}</th>");
+    }
+    out.push_str("</tr><tr>");
+    for (_, key, state) in states {
+        let _ = write!(out, "<td><a href=\"/cluster/nodes?state={state}\">{}</a></td>", num(&m[key]));
+    }
+    out.push_str("</tr></table>");
+    let kind = if snap.scheduler_kind == "fair" { "Fair Scheduler" } else { "Capacity Scheduler" };
+    let min = &snap.cluster_info["clusterInfo"];
+    let _ = write!(
+        out,
+        "<h2>Scheduler Metrics</h2><table class=\"metrics\" id=\"scheduler-metrics\"><tr><th>Scheduler Type</th>\
+         <th>Scheduling Resource Type</th><th>Maximum Allocation</th><th>Resource Manager</th></tr>\
+         <tr><td>{kind}</td><td>[memory-mb (unit=Mi), vcores]</td><td>&lt;memory:{}, vCores:{}&gt;</td><td>{}</td></tr></table>",
+        snap.max_allocation.memory,
+        snap.max_allocation.vcores,
+        esc(min["resourceManagerVersion"].as_str().unwrap_or("fairloom")),
+    );
+    out
+}
+
+async fn overview(State(ctx): State<Ctx>) -> Response {
+    let snap = ctx.rm.snapshot();
+    let apps: Vec<&AppSnap> = snap.apps.iter().rev().take(100).collect();
+    let body = format!("<h2>Applications (latest {})</h2>{}", apps.len(), apps_table(&apps));
+    page("Cluster", &snap, &body)
+}
+
+fn apps_table(apps: &[&AppSnap]) -> String {
+    let mut out = String::from(
+        "<table id=\"apps\"><tr><th>ID</th><th>User</th><th>Name</th><th>Application Type</th><th>Queue</th>\
+         <th>Priority</th><th>StartTime</th><th>FinishTime</th><th>State</th><th>FinalStatus</th>\
+         <th>Running Containers</th><th>Allocated Memory MB</th><th>Allocated CPU VCores</th><th>Progress</th><th>Waiting for</th></tr>",
+    );
+    for a in apps {
+        let i = &a.info;
+        let _ = write!(
+            out,
+            "<tr data-app=\"{id}\"><td><a href=\"/cluster/app/{id}\">{id}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{}</td><td><time data-ms=\"{}\"></time></td><td><time data-ms=\"{}\"></time></td><td class=\"state\">{}</td><td>{}</td>\
+             <td>{}</td><td>{}</td><td>{}</td><td>{:.0}%</td><td class=\"waitkind\">{}</td></tr>",
+            esc(&a.user),
+            esc(&a.name),
+            esc(&a.app_type),
+            esc(&a.queue),
+            num(&i["priority"]),
+            a.started,
+            a.finished,
+            a.state.name(),
+            a.final_status,
+            num(&i["runningContainers"]),
+            num(&i["allocatedMB"]),
+            num(&i["allocatedVCores"]),
+            i["progress"].as_f64().unwrap_or(0.0),
+            a.wait.as_ref().map(|w| w.kind).unwrap_or(""),
+            id = esc(&a.id),
+        );
+    }
+    out.push_str("</table>");
+    out
+}
+
+async fn apps(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>) -> Response {
+    render_apps(&ctx, q.get("state").cloned(), q.get("queue").cloned())
+}
+
+async fn apps_in_state(
+    State(ctx): State<Ctx>,
+    Path(state): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    render_apps(&ctx, Some(state), q.get("queue").cloned())
+}
+
+fn render_apps(ctx: &Ctx, state: Option<String>, queue: Option<String>) -> Response {
+    let snap = ctx.rm.snapshot();
+    let state = state.filter(|s| !s.is_empty()).map(|s| s.to_ascii_uppercase());
+    let wanted: Option<AppState> = state.as_deref().and_then(AppState::parse);
+    let chosen: Vec<&AppSnap> = snap
+        .apps
+        .iter()
+        .rev()
+        .filter(|a| wanted.is_none_or(|s| a.state == s))
+        .filter(|a| queue.as_deref().is_none_or(|q| q.is_empty() || a.queue == q || a.queue == format!("root.{q}")))
+        .collect();
+    let mut body = String::from("<h2>Applications</h2><p id=\"filters\">State: <a href=\"/cluster/apps\">ALL</a>");
+    for s in AppState::ALL {
+        let _ = write!(body, " · <a href=\"/cluster/apps?state={0}\">{0}</a>", s.name());
+    }
+    body.push_str("</p><form method=\"get\" action=\"/cluster/apps\">Queue: <select name=\"queue\"><option value=\"\">all</option>");
+    for r in snap.queues.iter().filter(|r| r.leaf) {
+        let sel = if queue.as_deref() == Some(r.name.as_str()) { " selected" } else { "" };
+        let _ = write!(body, "<option{sel}>{}</option>", esc(&r.name));
+    }
+    let _ = write!(
+        body,
+        "</select><input type=\"hidden\" name=\"state\" value=\"{}\"> <button>Filter</button></form>\
+         <p class=\"muted\" id=\"shown\">{} application(s){}{}</p>",
+        esc(state.as_deref().unwrap_or("")),
+        chosen.len(),
+        state.as_deref().map(|s| format!(" in state {}", esc(s))).unwrap_or_default(),
+        queue.as_deref().filter(|q| !q.is_empty()).map(|q| format!(" in queue {}", esc(q))).unwrap_or_default(),
+    );
+    body.push_str(&apps_table(&chosen));
+    page("Applications", &snap, &body)
+}
+
+async fn app(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response {
+    let snap = ctx.rm.snapshot();
+    let Some(a) = snap.apps.iter().find(|a| a.id == id) else {
+        let body = format!("<h2>Application {}</h2><p>No such application on this ResourceManager.</p>", esc(&id));
+        let mut r = page("Application", &snap, &body);
+        *r.status_mut() = axum::http::StatusCode::NOT_FOUND;
+        return r;
+    };
+    let i = &a.info;
+    let mut body = format!("<h2>Application {}</h2>", esc(&a.id));
+    if let Some(w) = &a.wait {
+        let _ = write!(
+            body,
+            "<div class=\"wait\" id=\"wait\" data-kind=\"{}\"><b>Why is this application waiting?</b>\
+             <p id=\"wait-reason\">{}</p><table>",
+            w.kind,
+            esc(&w.reason)
+        );
+        for (label, value) in &w.numbers {
+            let _ = write!(body, "<tr><th>{}</th><td>{}</td></tr>", esc(label), esc(value));
+        }
+        let _ = write!(body, "</table><p>What would end it: {}</p></div>", esc(w.remedy));
+    }
+    let rows: [(&str, String); 12] = [
+        ("User", esc(&a.user)),
+        ("Name", esc(&a.name)),
+        ("Application Type", esc(&a.app_type)),
+        ("Queue", format!("<a href=\"/cluster/scheduler?queue={0}\">{0}</a>", esc(&a.queue))),
+        ("Application Priority", num(&i["priority"])),
+        ("YarnApplicationState", a.state.name().to_string()),
+        ("FinalStatus Reported by AM", a.final_status.to_string()),
+        ("Started", format!("<time data-ms=\"{}\"></time>", a.started)),
+        ("Elapsed", format!("{} s", i["elapsedTime"].as_i64().unwrap_or(0) / 1000)),
+        (
+            "Allocated Resources",
+            format!("&lt;memory:{}, vCores:{}&gt;", num(&i["allocatedMB"]), num(&i["allocatedVCores"])),
+        ),
+        (
+            "Aggregate Resource Allocation",
+            format!("{} MB-seconds, {} vcore-seconds", num(&i["memorySeconds"]), num(&i["vcoreSeconds"])),
+        ),
+        ("Diagnostics", format!("<span id=\"diagnostics\">{}</span>", esc(i["diagnostics"].as_str().unwrap_or("")))),
+    ];
+    body.push_str("<table id=\"app-overview\">");
+    for (k, v) in rows {
+        let _ = write!(body, "<tr><th>{k}</th><td>{v}</td></tr>");
+    }
+    body.push_str("</table><h2>Application Attempts</h2><table id=\"attempts\"><tr><th>Attempt ID</th><th>Started</th><th>State</th><th>Node</th><th>Logs</th><th>Diagnostics</th></tr>");
+    for (_, at, _) in &a.attempts {
+        let _ = write!(
+            body,
+            "<tr><td>{}</td><td><time data-ms=\"{}\"></time></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(at["appAttemptId"].as_str().unwrap_or("")),
+            at["startTime"].as_i64().unwrap_or(0),
+            esc(at["appAttemptState"].as_str().unwrap_or("")),
+            esc(at["nodeHttpAddress"].as_str().unwrap_or("")),
+            esc(at["logsLink"].as_str().unwrap_or("")),
+            esc(at["diagnosticsInfo"].as_str().unwrap_or("")),
+        );
+    }
+    body.push_str("</table><h2>Containers</h2><table id=\"containers\"><tr><th>Container ID</th><th>Node</th><th>Allocated</th><th>Priority</th><th>State</th></tr>");
+    for (_, _, containers) in &a.attempts {
+        for c in containers {
+            let _ = write!(
+                body,
+                "<tr><td>{}</td><td>{}</td><td>&lt;memory:{}, vCores:{}&gt;</td><td>{}</td><td>{}</td></tr>",
+                esc(c["containerId"].as_str().unwrap_or("")),
+                esc(c["nodeId"].as_str().unwrap_or("")),
+                num(&c["allocatedMB"]),
+                num(&c["allocatedVCores"]),
+                num(&c["priority"]),
+                esc(c["containerState"].as_str().unwrap_or("")),
+            );
+        }
+    }
+    body.push_str("</table>");
+    page(&format!("Application {}", a.id), &snap, &body)
+}
+
+async fn nodes(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>) -> Response {
+    let snap = ctx.rm.snapshot();
+    let wanted = q.get("state").map(|s| s.to_ascii_uppercase()).filter(|s| !s.is_empty());
+    let mut body = String::from(
+        "<h2>Nodes</h2><table id=\"nodes\"><tr><th>Rack</th><th>Node State</th><th>Node Address</th><th>Node HTTP Address</th>\
+         <th>Last health-update</th><th>Containers</th><th>Mem Used</th><th>Mem Avail</th><th>VCores Used</th><th>VCores Avail</th><th>Version</th></tr>",
+    );
+    for (state, n) in snap.nodes.iter().filter(|(s, _)| wanted.as_ref().is_none_or(|w| w == s)) {
+        let http = n["nodeHTTPAddress"].as_str().unwrap_or("");
+        let _ = write!(
+            body,
+            "<tr data-node=\"{id}\"><td>{}</td><td>{state}</td><td>{id}</td><td><a href=\"http://{http}/ws/v1/node/info\">{http}</a></td>\
+             <td><time data-ms=\"{}\"></time></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(n["rack"].as_str().unwrap_or("")),
+            n["lastHealthUpdate"].as_i64().unwrap_or(0),
+            num(&n["numContainers"]),
+            mb(&n["usedMemoryMB"]),
+            mb(&n["availMemoryMB"]),
+            num(&n["usedVirtualCores"]),
+            num(&n["availableVirtualCores"]),
+            esc(n["version"].as_str().unwrap_or("")),
+            id = esc(n["id"].as_str().unwrap_or("")),
+            http = esc(http),
+        );
+    }
+    body.push_str("</table>");
+    page("Nodes", &snap, &body)
+}
+
+/// A width in percent, rounded to 0.01 (the tests compare these with the REST numbers).
+fn pct(part: i64, whole: i64) -> f64 {
+    if whole <= 0 {
+        return 0.0;
+    }
+    ((part as f64 * 100.0 / whole as f64).clamp(0.0, 100.0) * 100.0).round() / 100.0
+}
+
+async fn scheduler(State(ctx): State<Ctx>, RawQuery(raw): RawQuery) -> Response {
+    let snap = ctx.rm.snapshot();
+    let selected = raw.as_deref().and_then(|q| {
+        q.split('&').find_map(|kv| kv.strip_prefix("queue=").map(|v| v.replace("%2E", ".").replace("%2e", ".")))
+    });
+    let fair = snap.scheduler_kind == "fair";
+    let cluster = snap.metrics["clusterMetrics"]["totalMB"].as_i64().unwrap_or(0);
+    let (steady, share, over) = if fair {
+        ("Steady Fair Share", "Instantaneous Fair Share", "Used (over fair share)")
+    } else {
+        ("Capacity", "Guaranteed", "Used (over capacity)")
+    };
+    let mut body = format!(
+        "<h2>Application Queues</h2><p class=\"legend\"><span><i class=\"sw\" style=\"border:2px solid #1f3a5f\"></i>{steady}</span>\
+         <span><i class=\"sw\" style=\"border:2px dashed #c0392b\"></i>{share}</span><span><i class=\"sw used\"></i>Used</span>\
+         <span><i class=\"sw over\"></i>{over}</span><span><i class=\"sw\" style=\"border:1px solid #999;background:#f6f6f6\"></i>Max Capacity</span></p>\
+         <p class=\"muted\">Each bar is as wide as the queue's maximum is of the cluster ({} MB); inside it, memory relative to that maximum.</p><ul class=\"tree\" id=\"queues\">",
+        cluster
+    );
+    for r in &snap.queues {
+        body.push_str(&queue_line(r, cluster, fair, selected.as_deref() == Some(r.name.as_str())));
+    }
+    body.push_str("</ul>");
+    if let Some(q) = &selected {
+        let apps: Vec<&AppSnap> = snap.apps.iter().rev().filter(|a| &a.queue == q).collect();
+        let _ = write!(body, "<h2>Applications in {}</h2>{}", esc(q), apps_table(&apps));
+    }
+    page("Scheduler", &snap, &body)
+}
+
+fn queue_line(r: &QueueRow, cluster: i64, fair: bool, open: bool) -> String {
+    let max = r.max.memory();
+    let used_in = r.used.memory().min(r.share.memory());
+    let over = (r.used.memory() - r.share.memory()).max(0);
+    let show = |x: fairloom_model::Resource| format!("&lt;memory:{}, vCores:{}&gt;", x.memory(), x.vcores());
+    let mut out = format!(
+        "<li data-queue=\"{name}\" style=\"margin-left:{indent}px\"><div class=\"q\"><span class=\"qname\"><a href=\"/cluster/scheduler?queue={name}\">{short}</a></span>\
+         <div class=\"track\"><div class=\"bar\" data-bar=\"max\" style=\"width:{w_max}%\">\
+         <div class=\"used\" data-bar=\"used\" style=\"width:{w_used}%\"></div>\
+         <div class=\"over\" data-bar=\"over\" style=\"left:{w_used}%;width:{w_over}%\"></div>\
+         <div class=\"steady\" data-bar=\"steady\" style=\"width:{w_steady}%\"></div>\
+         <div class=\"fair\" data-bar=\"fair\" style=\"width:{w_fair}%\"></div></div></div>\
+         <span class=\"pct\">{used_pct:.1}% used</span></div>",
+        name = esc(&r.name),
+        short = esc(r.name.rsplit('.').next().unwrap_or(&r.name)),
+        indent = r.depth * 18,
+        w_max = pct(max, cluster),
+        w_used = pct(used_in, max),
+        w_over = pct(over, max).min(100.0 - pct(used_in, max)),
+        w_steady = pct(r.steady.memory(), max),
+        w_fair = pct(r.share.memory(), max),
+        used_pct = pct(r.used.memory(), cluster),
+    );
+    let (steady, share) = if fair {
+        ("Steady Fair Share", "Instantaneous Fair Share")
+    } else {
+        ("Configured Capacity", "Guaranteed Capacity")
+    };
+    let _ = write!(
+        out,
+        "<details class=\"status\"{}><summary>'{}' Queue Status</summary><table>\
+         <tr><th>Used Resources</th><td>{}</td></tr><tr><th>Num Active Applications</th><td>{}</td></tr>\
+         <tr><th>Num Pending Applications</th><td>{}</td></tr><tr><th>Min Resources</th><td>{}</td></tr>\
+         <tr><th>Max Resources</th><td>{}</td></tr>{}<tr><th>{steady}</th><td>{}</td></tr><tr><th>{share}</th><td>{}</td></tr>\
+         <tr><th>Demand</th><td>{}</td></tr><tr><th>AM Used Resources</th><td>{}</td></tr><tr><th>AM Max Resources</th><td>{}</td></tr>\
+         <tr><th>Policy</th><td>{}</td></tr></table></details></li>",
+        if open { " open" } else { "" },
+        esc(&r.name),
+        show(r.used),
+        r.active_apps,
+        r.pending_apps,
+        show(r.min),
+        show(r.max),
+        r.max_apps.map(|m| format!("<tr><th>Max Running Applications</th><td>{m}</td></tr>")).unwrap_or_default(),
+        show(r.steady),
+        show(r.share),
+        show(r.demand),
+        show(r.am_used),
+        show(r.am_limit),
+        esc(&r.policy),
+    );
+    out
+}
