@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 mod am;
+mod bench_rm;
 mod capacities;
 mod explain;
 mod preempt;
@@ -71,6 +72,11 @@ enum Command {
         #[command(subcommand)]
         command: explain::ExplainCommand,
     },
+    /// Benchmarks of the running service.
+    Bench {
+        #[command(subcommand)]
+        command: BenchCommand,
+    },
     /// Run a ResourceManager: YARN's REST API, the node and AM protocols, a state store.
     Rm(service::RmArgs),
     /// Run a NodeManager: registers with the RM and runs containers as processes.
@@ -82,6 +88,12 @@ enum Command {
     /// The DistributedShell's application master (started by the RM in the AM container).
     #[command(hide = true)]
     ShellAm(shell::ShellAmArgs),
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// The ResourceManager under thousands of simulated NodeManagers and AMs over loopback.
+    Rm(bench_rm::BenchRmArgs),
 }
 
 #[derive(Subcommand)]
@@ -144,6 +156,7 @@ fn main() -> ExitCode {
         Command::Preempt(args) => preempt::run(args),
         Command::Am { command } => am::run(command),
         Command::Explain { command } => explain::run(command),
+        Command::Bench { command: BenchCommand::Rm(args) } => bench_rm::run(args),
         Command::Rm(args) => service::rm(args),
         Command::Nm(args) => service::nm(args),
         Command::Up(args) => service::up(args),

@@ -386,3 +386,34 @@ fn the_shell_is_refused_by_the_queues_acl_and_nothing_is_submitted() {
     let apps = get(&format!("{rm}/ws/v1/cluster/apps")).unwrap();
     assert!(apps["apps"].is_null(), "{apps}");
 }
+
+#[test]
+fn bench_rm_drives_the_service_through_both_protocols() {
+    // A smoke run of `fairloom bench rm` at toy size: figures are for the README, not asserted
+    // here beyond that the run did work and met no errors.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fairloom"))
+        .args([
+            "bench",
+            "rm",
+            "--nodes",
+            "40",
+            "--seconds",
+            "3",
+            "--apps",
+            "4",
+            "--containers",
+            "20",
+            "--task-ms",
+            "500",
+        ])
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["errors"], 0, "{v}");
+    assert!(v["heartbeats"].as_u64().unwrap() >= 40, "{v}");
+    assert!(v["allocations"].as_f64().unwrap() > 0.0, "{v}");
+    assert!(v["rest_reads"].as_u64().unwrap() > 0, "{v}");
+    assert!(v["in_process_cps"].as_f64().unwrap() > 0.0, "{v}");
+}

@@ -83,6 +83,9 @@ pub struct RmMetrics {
     pub node_heartbeat: Histogram,
     pub am_allocate: Histogram,
     pub rest_read: Histogram,
+    /// Time the event loop spent working (handling commands, ticking, publishing), not
+    /// waiting: YARN's "Scheduler Busy %" as a counter.
+    pub loop_busy: Counter<f64, AtomicU64>,
     /// What the last publish saw, to turn the core's totals into counter increments.
     last: Mutex<Last>,
 }
@@ -130,6 +133,7 @@ impl RmMetrics {
             node_heartbeat: latency(),
             am_allocate: latency(),
             rest_read: latency(),
+            loop_busy: Counter::default(),
             last: Mutex::new(Last::default()),
             registry: Registry::default(),
         };
@@ -158,6 +162,7 @@ impl RmMetrics {
             m.node_heartbeat.clone(),
         );
         registry.register("rm_am_allocate_seconds", "AM allocate handling time in the RM", m.am_allocate.clone());
+        registry.register("rm_loop_busy_seconds", "Time the RM's event loop spent working", m.loop_busy.clone());
         registry.register("rm_rest_read_seconds", "REST read handling time in the RM", m.rest_read.clone());
         Self { registry, ..m }
     }

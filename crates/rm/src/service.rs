@@ -48,6 +48,7 @@ pub enum Command {
 /// One application as readers see it.
 #[derive(Debug, Clone)]
 pub struct AppSnap {
+    pub key: ApplicationId,
     pub id: String,
     pub state: AppState,
     pub final_status: &'static str,
@@ -70,45 +71,47 @@ pub struct AppSnap {
 pub struct Snapshot {
     pub cluster_info: Value,
     pub metrics: Value,
-    pub scheduler: Value,
-    pub apps: Vec<AppSnap>,
+    pub scheduler: Arc<Value>,
+    /// By application id. Shared between snapshots: a client's write replaces one entry.
+    pub apps: Vec<Arc<AppSnap>>,
     /// (state name, NodeInfo).
-    pub nodes: Vec<(String, Value)>,
+    pub nodes: Arc<Vec<(String, Value)>>,
     pub max_allocation: Res,
     /// Every queue in tree order (the web UI's bars).
-    pub queues: Vec<QueueRow>,
+    pub queues: Arc<Vec<QueueRow>>,
     /// `fair` or `capacity`.
     pub scheduler_kind: &'static str,
 }
 
+fn app_snap(core: &Core, app: &crate::core::RmApp) -> Arc<AppSnap> {
+    Arc::new(AppSnap {
+        key: app.id,
+        id: app.id.to_string(),
+        state: app.state,
+        final_status: app.final_status.name(),
+        user: app.user.clone(),
+        queue: app.queue.clone(),
+        app_type: app.sub.app_type().to_string(),
+        tags: app.sub.tags(),
+        name: app.sub.name().to_string(),
+        started: app.start_time,
+        finished: app.finish_time,
+        info: dao::app_info(core, app),
+        wait: explain::wait_of(core, app),
+        attempts: app
+            .attempts
+            .iter()
+            .filter_map(|a| {
+                let info = dao::attempt_info(app, a.number)?;
+                Some((a.number, info, dao::attempt_containers(core, app, a.number)))
+            })
+            .collect(),
+    })
+}
+
 impl Snapshot {
     pub fn of(core: &Core) -> Self {
-        let apps = core
-            .apps
-            .values()
-            .map(|app| AppSnap {
-                id: app.id.to_string(),
-                state: app.state,
-                final_status: app.final_status.name(),
-                user: app.user.clone(),
-                queue: app.queue.clone(),
-                app_type: app.sub.app_type().to_string(),
-                tags: app.sub.tags(),
-                name: app.sub.name().to_string(),
-                started: app.start_time,
-                finished: app.finish_time,
-                info: dao::app_info(core, app),
-                wait: explain::wait_of(core, app),
-                attempts: app
-                    .attempts
-                    .iter()
-                    .filter_map(|a| {
-                        let info = dao::attempt_info(app, a.number)?;
-                        Some((a.number, info, dao::attempt_containers(core, app, a.number)))
-                    })
-                    .collect(),
-            })
-            .collect();
+        let apps = core.apps.values().map(|app| app_snap(core, app)).collect();
         let nodes = core
             .nodes
             .values()
@@ -117,13 +120,31 @@ impl Snapshot {
         Self {
             cluster_info: dao::cluster_info(core),
             metrics: dao::cluster_metrics(core),
-            scheduler: dao::scheduler(core),
+            scheduler: Arc::new(dao::scheduler(core)),
             apps,
-            nodes,
+            nodes: Arc::new(nodes),
             max_allocation: core.max_allocation(),
-            queues: queues::rows(core),
+            queues: Arc::new(queues::rows(core)),
             scheduler_kind: core.sched.kind(),
         }
+    }
+
+    /// This snapshot with application `id` as the core has it now (added, replaced or, when
+    /// the core evicted it, removed) and the cluster metrics refreshed: what a client's write
+    /// must show at once, without rebuilding every application and node.
+    pub fn with_app(&self, core: &Core, id: ApplicationId) -> Self {
+        let mut apps = self.apps.clone();
+        let at = apps.binary_search_by_key(&id, |a| a.key);
+        match (core.apps.get(&id), at) {
+            (Some(app), Ok(i)) => apps[i] = app_snap(core, app),
+            (Some(app), Err(i)) => apps.insert(i, app_snap(core, app)),
+            (None, Ok(i)) => {
+                apps.remove(i);
+            }
+            (None, Err(_)) => {}
+        }
+        // Evictions of other finished applications show at the next full publish.
+        Self { apps, metrics: dao::cluster_metrics(core), cluster_info: dao::cluster_info(core), ..self.clone() }
     }
 }
 
@@ -155,6 +176,7 @@ pub fn run(mut core: Core, rx: Receiver<Command>, shared: Shared, stop: Arc<Atom
     core.sched.set_phase_clock(Box::new(LoopClock(Instant::now())));
     let mut last_publish = Instant::now();
     let mut last_audit: Option<Instant> = None;
+    let mut publish_cost = Duration::ZERO;
     let mut dirty = true;
     while !stop.load(Ordering::Relaxed) {
         let first = match rx.recv_timeout(TICK) {
@@ -162,6 +184,7 @@ pub fn run(mut core: Core, rx: Receiver<Command>, shared: Shared, stop: Arc<Atom
             Err(RecvTimeoutError::Timeout) => None,
             Err(RecvTimeoutError::Disconnected) => break,
         };
+        let busy_from = Instant::now();
         let now = wall_ms();
         core.now = now;
         if let Some(cmd) = first {
@@ -173,17 +196,23 @@ pub fn run(mut core: Core, rx: Receiver<Command>, shared: Shared, stop: Arc<Atom
             }
         }
         core.tick(now);
-        // Elapsed times and liveness move on even without commands.
-        if (dirty && last_publish.elapsed() >= PUBLISH_EVERY) || last_publish.elapsed() >= PUBLISH_EVERY * 5 {
+        // Elapsed times and liveness move on even without commands. A full publish costs
+        // O(cluster): on a large cluster it waits ten times its own cost, so readers never
+        // take more than a tenth of the loop.
+        let every = PUBLISH_EVERY.max(publish_cost * 10);
+        if (dirty && last_publish.elapsed() >= every) || last_publish.elapsed() >= every * 5 {
+            let began = Instant::now();
             let snap = publish(&core, &shared);
             let audit = last_audit.is_none_or(|t| t.elapsed() >= AUDIT_EVERY);
             if audit {
                 last_audit = Some(Instant::now());
             }
             metrics.observe(&core, &snap.queues, audit);
+            publish_cost = began.elapsed();
             last_publish = Instant::now();
             dirty = false;
         }
+        metrics.loop_busy.inc_by(busy_from.elapsed().as_secs_f64());
     }
 }
 
@@ -195,6 +224,20 @@ fn publish(core: &Core, shared: &Shared) -> Arc<Snapshot> {
     snap
 }
 
+/// Publish one application's change (a client's write) on top of the current snapshot.
+fn publish_app(core: &Core, shared: &Shared, id: ApplicationId) {
+    if let Ok(mut guard) = shared.write() {
+        let next = Arc::new(guard.with_app(core, id));
+        *guard = next;
+    }
+}
+
+fn publish_app_named(core: &Core, shared: &Shared, id: &str) {
+    if let Ok(id) = id.parse() {
+        publish_app(core, shared, id);
+    }
+}
+
 fn handle(core: &mut Core, cmd: Command, now: Millis, shared: &Shared) {
     // Client-visible writes publish before they answer, so a read after the answer sees them.
     match cmd {
@@ -203,22 +246,24 @@ fn handle(core: &mut Core, cmd: Command, now: Millis, shared: &Shared) {
         }
         Command::Submit(sub, user, r) => {
             let out = core.submit(*sub, &user, now);
-            publish(core, shared);
+            if let Ok(id) = &out {
+                publish_app(core, shared, *id);
+            }
             let _ = r.send(out);
         }
         Command::Kill(id, caller, r) => {
             let out = core.kill(&id, &caller, now);
-            publish(core, shared);
+            publish_app_named(core, shared, &id);
             let _ = r.send(out);
         }
         Command::Move(id, queue, caller, r) => {
             let out = core.move_app(&id, &queue, &caller);
-            publish(core, shared);
+            publish_app_named(core, shared, &id);
             let _ = r.send(out);
         }
         Command::Priority(id, p, caller, r) => {
             let out = core.set_priority(&id, p, &caller);
-            publish(core, shared);
+            publish_app_named(core, shared, &id);
             let _ = r.send(out);
         }
         Command::RegisterNode(req, r) => {
@@ -235,8 +280,11 @@ fn handle(core: &mut Core, cmd: Command, now: Millis, shared: &Shared) {
             let _ = r.send(core.allocate(req, &token, now));
         }
         Command::FinishAm(req, token, r) => {
+            let app = req.attempt_id.parse::<fairloom_model::ApplicationAttemptId>().ok().map(|a| a.application);
             let out = core.finish_am(req, &token, now);
-            publish(core, shared);
+            if let Some(app) = app {
+                publish_app(core, shared, app);
+            }
             let _ = r.send(out);
         }
     }

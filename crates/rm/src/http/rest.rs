@@ -102,7 +102,7 @@ async fn metrics(State(ctx): State<Ctx>, RawQuery(q): RawQuery) -> Response {
 }
 
 async fn scheduler(State(ctx): State<Ctx>, RawQuery(q): RawQuery) -> Response {
-    with_cookie(json_response(StatusCode::OK, &ctx.rm.snapshot().scheduler), &ctx, &q)
+    with_cookie(json_response(StatusCode::OK, &*ctx.rm.snapshot().scheduler), &ctx, &q)
 }
 
 fn list(q: &HashMap<String, String>, key: &str) -> Vec<String> {
@@ -161,7 +161,7 @@ async fn apps(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>, 
     let types: Vec<String> = list(&q, "applicationTypes").into_iter().map(|t| t.to_ascii_lowercase()).collect();
     let tags = list(&q, "applicationTags");
     let snap = ctx.rm.snapshot();
-    let keep = |a: &&AppSnap| {
+    let keep = |a: &&std::sync::Arc<AppSnap>| {
         (states.is_empty() || states.contains(&a.state))
             && final_status.as_deref().is_none_or(|f| f == a.final_status)
             && q.get("user").is_none_or(|u| u == &a.user)
@@ -183,7 +183,11 @@ async fn apps(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>, 
 fn find_app<'a>(snap: &'a crate::service::Snapshot, id: &str) -> Result<&'a AppSnap, RmError> {
     id.parse::<fairloom_model::ApplicationId>()
         .map_err(|_| RmError::bad_request(format!("Invalid ApplicationId: {id}")))?;
-    snap.apps.iter().find(|a| a.id == id).ok_or_else(|| RmError::not_found(format!("app with id: {id} not found")))
+    snap.apps
+        .iter()
+        .map(|a| &**a)
+        .find(|a| a.id == id)
+        .ok_or_else(|| RmError::not_found(format!("app with id: {id} not found")))
 }
 
 async fn app(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {

@@ -153,7 +153,7 @@ fn metrics_tables(snap: &Snapshot) -> String {
 
 async fn overview(State(ctx): State<Ctx>) -> Response {
     let snap = ctx.rm.snapshot();
-    let apps: Vec<&AppSnap> = snap.apps.iter().rev().take(100).collect();
+    let apps: Vec<&AppSnap> = snap.apps.iter().rev().take(100).map(|a| &**a).collect();
     let body = format!("<h2>Applications (latest {})</h2>{}", apps.len(), apps_table(&apps));
     page("Cluster", &snap, &body)
 }
@@ -212,6 +212,7 @@ fn render_apps(ctx: &Ctx, state: Option<String>, queue: Option<String>) -> Respo
         .apps
         .iter()
         .rev()
+        .map(|a| &**a)
         .filter(|a| wanted.is_none_or(|s| a.state == s))
         .filter(|a| queue.as_deref().is_none_or(|q| q.is_empty() || a.queue == q || a.queue == format!("root.{q}")))
         .collect();
@@ -372,12 +373,12 @@ async fn scheduler(State(ctx): State<Ctx>, RawQuery(raw): RawQuery) -> Response 
          <p class=\"muted\">Each bar is as wide as the queue's maximum is of the cluster ({} MB); inside it, memory relative to that maximum.</p><ul class=\"tree\" id=\"queues\">",
         cluster
     );
-    for r in &snap.queues {
+    for r in snap.queues.iter() {
         body.push_str(&queue_line(r, cluster, fair, selected.as_deref() == Some(r.name.as_str())));
     }
     body.push_str("</ul>");
     if let Some(q) = &selected {
-        let apps: Vec<&AppSnap> = snap.apps.iter().rev().filter(|a| &a.queue == q).collect();
+        let apps: Vec<&AppSnap> = snap.apps.iter().rev().map(|a| &**a).filter(|a| &a.queue == q).collect();
         let _ = write!(body, "<h2>Applications in {}</h2>{}", esc(q), apps_table(&apps));
     }
     page("Scheduler", &snap, &body)
