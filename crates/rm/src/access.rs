@@ -131,7 +131,8 @@ mod tests {
         let p = AccessPolicy::from_site(&site).unwrap();
         assert!(p.enabled);
         assert!(p.is_admin("root") && p.is_admin("carol"));
-        assert!(!p.is_admin("dave") && !p.is_admin("ops"), "the group ops is not the user ops");
+        assert!(!p.is_admin("dave"), "dave is mapped to no group");
+        assert!(p.is_admin("ops"), "an unmapped user's one group is named after the user");
         assert_eq!(p.groups_of("dave"), Vec::<String>::new());
         assert_eq!(p.groups_of("erin"), vec!["erin".to_string()]);
         site.insert(ACL_ENABLE.into(), "yes".into());
