@@ -50,15 +50,18 @@ pub fn web_router(ctx: Ctx) -> Router {
         .with_state(ctx)
 }
 
-/// Time every GET (the REST reads and the pages) into the read-latency histogram.
+/// Time every GET (the REST reads and the pages) into the read-latency histogram, and give
+/// a caller who named itself with `user.name` the `hadoop.auth` cookie on any page (Hadoop's
+/// authentication filter does; clients such as yarn-api-client's SimpleAuth read it off `/cluster`).
 async fn time_reads(State(ctx): State<Ctx>, req: axum::extract::Request, next: axum::middleware::Next) -> Response {
     let read = req.method() == axum::http::Method::GET;
+    let query = req.uri().query().map(str::to_string);
     let started = std::time::Instant::now();
     let response = next.run(req).await;
     if read {
         ctx.metrics.rest_read.observe(started.elapsed().as_secs_f64());
     }
-    response
+    with_cookie(response, &ctx, &query)
 }
 
 async fn prometheus(State(ctx): State<Ctx>) -> Response {
