@@ -9,6 +9,7 @@ use fairloom_config::properties::Properties;
 use fairloom_config::Acl;
 use fairloom_scheduler::{QueueAcl, Scheduler};
 
+use crate::core::RmApp;
 use crate::error::RmError;
 
 pub const ACL_ENABLE: &str = "yarn.acl.enable";
@@ -77,29 +78,28 @@ impl AccessPolicy {
 
     /// YARN's MODIFY_APP check: the admin, the owner, the application's own ACL, or an
     /// administrator of its queue.
-    #[allow(clippy::too_many_arguments)]
     pub fn check_change(
         &self,
         sched: &impl Scheduler,
         change: Change,
-        app: &str,
-        owner: &str,
-        app_acl: Option<&str>,
-        queue: &str,
+        app: &RmApp,
         caller: &str,
     ) -> Result<(), RmError> {
         let groups = self.groups_of(caller);
         let allowed = !self.enabled
-            || caller == owner
+            || caller == app.user
             || self.admin.allows(caller, &groups)
-            || app_acl.is_some_and(|a| Acl::parse(a).allows(caller, &groups))
-            || sched.queue_access(queue, caller, QueueAcl::AdministerQueue) == Some(true);
+            || app.sub.app_acl("MODIFY_APP").is_some_and(|a| Acl::parse(a).allows(caller, &groups))
+            || sched.queue_access(&app.queue, caller, QueueAcl::AdministerQueue) == Some(true);
         if allowed {
             return Ok(());
         }
         Err(RmError::forbidden(format!(
-            "Unauthorized attempt to {} application {app} by remote user {caller}: only its owner {owner}, an administrator of queue {queue}, a user in its MODIFY_APP ACL or a cluster administrator (yarn.admin.acl) may",
-            change.verb()
+            "Unauthorized attempt to {} application {} by remote user {caller}: only its owner {}, an administrator of queue {}, a user in its MODIFY_APP ACL or a cluster administrator (yarn.admin.acl) may",
+            change.verb(),
+            app.id,
+            app.user,
+            app.queue
         )))
     }
 }

@@ -305,11 +305,8 @@ fn per_queue(core: &Core) -> PerQueue<'_> {
     for (_, node) in core.sched.cluster().nodes() {
         free = free.saturating_add(node.unallocated());
         if let Some(r) = &node.reservation {
-            if let Some(name) = core.sched.app(r.app).queue {
-                if let Some((&key, _)) = queues.get_key_value(name) {
-                    let q = queues.get_mut(key).expect("present");
-                    q.reserved = q.reserved.saturating_add(r.resource);
-                }
+            if let Some(q) = core.sched.app(r.app).queue.and_then(|name| queues.get_mut(name)) {
+                q.reserved = q.reserved.saturating_add(r.resource);
             }
         }
     }

@@ -221,9 +221,7 @@ impl Core {
 
     /// The caller may make `change` to application `id` (see [`crate::access`]).
     fn authorize(&self, id: &str, change: Change, caller: &str) -> Result<(), RmError> {
-        let app = self.app(id)?;
-        let acl = app.sub.app_acl("MODIFY_APP");
-        self.conf.access.check_change(&self.sched, change, id, &app.user, acl, &app.queue, caller)
+        self.conf.access.check_change(&self.sched, change, self.app(id)?, caller)
     }
 
     /// The current attempt failed: retry while attempts remain, else the app fails.

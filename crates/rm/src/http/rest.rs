@@ -46,14 +46,19 @@ pub fn web_router(ctx: Ctx) -> Router {
         .route("/metrics", get(prometheus))
         .merge(super::web::routes())
         .fallback(not_found)
-        .layer(axum::middleware::from_fn_with_state(ctx.clone(), time_reads))
+        .layer(axum::middleware::from_fn_with_state(ctx.clone(), around_every_call))
         .with_state(ctx)
 }
 
-/// Time every GET (the REST reads and the pages) into the read-latency histogram, and give
-/// a caller who named itself with `user.name` the `hadoop.auth` cookie on any page (Hadoop's
-/// authentication filter does; clients such as yarn-api-client's SimpleAuth read it off `/cluster`).
-async fn time_reads(State(ctx): State<Ctx>, req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+/// Around every call of the web address: time the GETs (REST reads and pages) into the
+/// read-latency histogram, and give a caller who named itself with `user.name` the
+/// `hadoop.auth` cookie, on any answer, as Hadoop's authentication filter does (clients such as
+/// yarn-api-client's SimpleAuth read it off `/cluster`).
+async fn around_every_call(
+    State(ctx): State<Ctx>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
     let read = req.method() == axum::http::Method::GET;
     let query = req.uri().query().map(str::to_string);
     let started = std::time::Instant::now();
@@ -81,8 +86,7 @@ fn ok(v: Value) -> R {
     Ok(json_response(StatusCode::OK, &v))
 }
 
-/// The authenticated caller, or YARN's AuthorizationException; the response carries the
-/// cookie when the caller came with `user.name`.
+/// The authenticated caller, or YARN's AuthorizationException.
 fn need_user(ctx: &Ctx, q: &Option<String>, headers: &HeaderMap) -> Result<String, RmError> {
     caller(q.as_deref(), headers, &ctx.key, wall_ms()).ok_or_else(RmError::unauthenticated)
 }
@@ -96,16 +100,16 @@ fn with_cookie(mut r: Response, ctx: &Ctx, q: &Option<String>) -> Response {
     r
 }
 
-async fn info(State(ctx): State<Ctx>, RawQuery(q): RawQuery) -> Response {
-    with_cookie(json_response(StatusCode::OK, &ctx.rm.snapshot().cluster_info), &ctx, &q)
+async fn info(State(ctx): State<Ctx>) -> Response {
+    json_response(StatusCode::OK, &ctx.rm.snapshot().cluster_info)
 }
 
-async fn metrics(State(ctx): State<Ctx>, RawQuery(q): RawQuery) -> Response {
-    with_cookie(json_response(StatusCode::OK, &ctx.rm.snapshot().metrics), &ctx, &q)
+async fn metrics(State(ctx): State<Ctx>) -> Response {
+    json_response(StatusCode::OK, &ctx.rm.snapshot().metrics)
 }
 
-async fn scheduler(State(ctx): State<Ctx>, RawQuery(q): RawQuery) -> Response {
-    with_cookie(json_response(StatusCode::OK, &*ctx.rm.snapshot().scheduler), &ctx, &q)
+async fn scheduler(State(ctx): State<Ctx>) -> Response {
+    json_response(StatusCode::OK, &*ctx.rm.snapshot().scheduler)
 }
 
 fn list(q: &HashMap<String, String>, key: &str) -> Vec<String> {
@@ -147,7 +151,7 @@ fn queue_matches(app_queue: &str, wanted: &str) -> bool {
     app_queue == wanted || app_queue.rsplit('.').next() == Some(wanted) || format!("root.{wanted}") == app_queue
 }
 
-async fn apps(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>, RawQuery(raw): RawQuery) -> R {
+async fn apps(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>) -> R {
     let states = parse_states(&q)?;
     let final_status = q.get("finalStatus").map(|s| s.to_ascii_uppercase());
     let limit: Option<usize> = match q.get("limit") {
@@ -180,7 +184,7 @@ async fn apps(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>, 
     let chosen: Vec<&Value> =
         snap.apps.iter().filter(keep).take(limit.unwrap_or(usize::MAX)).map(|a| &a.info).collect();
     let body = if chosen.is_empty() { json!({ "apps": null }) } else { json!({ "apps": { "app": chosen } }) };
-    Ok(with_cookie(json_response(StatusCode::OK, &body), &ctx, &raw))
+    ok(body)
 }
 
 fn find_app<'a>(snap: &'a crate::service::Snapshot, id: &str) -> Result<&'a AppSnap, RmError> {
@@ -255,7 +259,7 @@ async fn kill(
         KillOutcome::Killed => AppState::Killed,
         KillOutcome::AlreadyFinal(s) => s,
     };
-    Ok(with_cookie(json_response(StatusCode::OK, &json!({ "state": state.name() })), &ctx, &raw))
+    ok(json!({ "state": state.name() }))
 }
 
 async fn app_queue(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
@@ -278,7 +282,7 @@ async fn move_app(
     let user = need_user(&ctx, &raw, &headers)?;
     let b: QueueBody = parse_body(&body, "app queue")?;
     let target = ctx.rm.call(|r| Command::Move(id, b.queue, user, r)).await?;
-    Ok(with_cookie(json_response(StatusCode::OK, &json!({ "queue": target })), &ctx, &raw))
+    ok(json!({ "queue": target }))
 }
 
 async fn app_priority(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
@@ -301,7 +305,7 @@ async fn set_priority(
     let user = need_user(&ctx, &raw, &headers)?;
     let b: PriorityBody = parse_body(&body, "app priority")?;
     let p = ctx.rm.call(|r| Command::Priority(id, b.priority, user, r)).await?;
-    Ok(with_cookie(json_response(StatusCode::OK, &json!({ "priority": p })), &ctx, &raw))
+    ok(json!({ "priority": p }))
 }
 
 fn lifetime() -> Value {
@@ -451,7 +455,7 @@ async fn new_application(State(ctx): State<Ctx>, RawQuery(raw): RawQuery, header
         "application-id": id.to_string(),
         "maximum-resource-capability": { "memory": max.memory, "vCores": max.vcores },
     });
-    Ok(with_cookie(json_response(StatusCode::OK, &body), &ctx, &raw))
+    ok(body)
 }
 
 async fn submit(State(ctx): State<Ctx>, RawQuery(raw): RawQuery, headers: HeaderMap, body: Bytes) -> R {
@@ -462,5 +466,5 @@ async fn submit(State(ctx): State<Ctx>, RawQuery(raw): RawQuery, headers: Header
     if let Ok(v) = HeaderValue::from_str(&format!("/ws/v1/cluster/apps/{id}")) {
         r.headers_mut().insert("location", v);
     }
-    Ok(with_cookie(r, &ctx, &raw))
+    Ok(r)
 }

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use axum::extract::{Path, Query, RawQuery, State};
+use axum::extract::{Path, Query, State};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
@@ -138,7 +138,7 @@ fn metrics_tables(snap: &Snapshot) -> String {
     }
     out.push_str("</tr></table>");
     let kind = if snap.scheduler_kind == "fair" { "Fair Scheduler" } else { "Capacity Scheduler" };
-    let min = &snap.cluster_info["clusterInfo"];
+    let info = &snap.cluster_info["clusterInfo"];
     let _ = write!(
         out,
         "<h2>Scheduler Metrics</h2><table class=\"metrics\" id=\"scheduler-metrics\"><tr><th>Scheduler Type</th>\
@@ -146,7 +146,7 @@ fn metrics_tables(snap: &Snapshot) -> String {
          <tr><td>{kind}</td><td>[memory-mb (unit=Mi), vcores]</td><td>&lt;memory:{}, vCores:{}&gt;</td><td>{}</td></tr></table>",
         snap.max_allocation.memory,
         snap.max_allocation.vcores,
-        esc(min["resourceManagerVersion"].as_str().unwrap_or("fairloom")),
+        esc(info["resourceManagerVersion"].as_str().unwrap_or("fairloom")),
     );
     out
 }
@@ -354,11 +354,9 @@ fn pct(part: i64, whole: i64) -> f64 {
     ((part as f64 * 100.0 / whole as f64).clamp(0.0, 100.0) * 100.0).round() / 100.0
 }
 
-async fn scheduler(State(ctx): State<Ctx>, RawQuery(raw): RawQuery) -> Response {
+async fn scheduler(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>) -> Response {
     let snap = ctx.rm.snapshot();
-    let selected = raw.as_deref().and_then(|q| {
-        q.split('&').find_map(|kv| kv.strip_prefix("queue=").map(|v| v.replace("%2E", ".").replace("%2e", ".")))
-    });
+    let selected = q.get("queue").filter(|q| !q.is_empty()).cloned();
     let fair = snap.scheduler_kind == "fair";
     let cluster = snap.metrics["clusterMetrics"]["totalMB"].as_i64().unwrap_or(0);
     let (steady, share, over) = if fair {

@@ -185,8 +185,7 @@ impl Scheduler for FairScheduler {
     }
 
     fn queue_access(&self, queue: &str, user: &str, acl: QueueAcl) -> Option<bool> {
-        let full =
-            if queue == "root" || queue.starts_with("root.") { queue.to_string() } else { format!("root.{queue}") };
+        let full = super::placement::with_root(queue);
         // The nearest existing queue on the path: placement may name one it would create.
         let mut name = full.as_str();
         let id = loop {

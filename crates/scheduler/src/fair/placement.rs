@@ -17,7 +17,7 @@ pub fn clean_name(name: &str) -> String {
     name.trim().replace('.', "_dot_")
 }
 
-fn with_root(name: &str) -> String {
+pub(crate) fn with_root(name: &str) -> String {
     if name == "root" || name.starts_with("root.") {
         name.to_string()
     } else {
