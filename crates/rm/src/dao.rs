@@ -2,12 +2,15 @@
 //! the two scheduler layouts) rendered from the RM's state, with the Java field names as
 //! JSON keys.
 
+use std::sync::Arc;
+
 use serde_json::{json, Map, Value};
 
-use fairloom_model::Resource;
+use fairloom_model::{Millis, Resource};
+use fairloom_protocol::Res;
 use fairloom_scheduler::{QueueId, Scheduler};
 
-use crate::core::{AppState, Core, NodeState, RmApp};
+use crate::core::{AppState, Core, NodeState, RmApp, RmNode};
 
 pub const VERSION: &str = concat!("fairloom ", env!("CARGO_PKG_VERSION"));
 
@@ -208,67 +211,129 @@ pub fn attempt_info(app: &RmApp, number: u32) -> Option<Value> {
     }))
 }
 
-/// The live containers of an attempt (YARN's ContainerInfo of the AHS layer).
-pub fn attempt_containers(core: &Core, app: &RmApp, number: u32) -> Vec<Value> {
+/// A live container as views need it: copied for a reader, rendered as it reads.
+#[derive(Debug, Clone)]
+pub struct ContainerRow {
+    pub id: String,
+    pub attempt: u32,
+    pub node: String,
+    pub node_http: String,
+    pub resource: Res,
+    pub priority: i32,
+    pub allocated_at: Millis,
+    pub running: bool,
+}
+
+/// `app`'s live containers, every attempt, in id order.
+pub fn container_rows(core: &Core, app: &RmApp) -> Vec<ContainerRow> {
     core.containers
-        .values()
-        .filter(|c| c.app == app.id && c.attempt == number)
-        .map(|c| {
-            let http = core.nodes.get(&c.node).map(|n| n.http.clone()).unwrap_or_default();
-            json!({
-                "containerId": c.id,
-                "allocatedMB": c.resource.memory,
-                "allocatedVCores": c.resource.vcores,
-                "assignedNodeId": c.node,
-                "priority": c.priority,
-                "startedTime": c.allocated_at,
-                "finishedTime": 0,
-                "elapsedTime": 0,
-                "logUrl": format!("http://{http}/node/containerlogs/{}/{}", c.id, app.user),
-                "containerExitStatus": 0,
-                "containerState": if c.running { "RUNNING" } else { "ALLOCATED" },
-                "nodeHttpAddress": format!("http://{http}"),
-                "nodeId": c.node,
-            })
+        .of_app(app.id)
+        .map(|c| ContainerRow {
+            id: c.id.clone(),
+            attempt: c.attempt,
+            node: c.node.clone(),
+            node_http: core.nodes.get(&c.node).map(|n| n.http.to_string()).unwrap_or_default(),
+            resource: c.resource,
+            priority: c.priority,
+            allocated_at: c.allocated_at,
+            running: c.running,
         })
         .collect()
 }
 
+/// YARN's ContainerInfo (of the AHS layer) of a live container of `user`'s application.
+pub fn container_info(c: &ContainerRow, user: &str) -> Value {
+    json!({
+        "containerId": c.id,
+        "allocatedMB": c.resource.memory,
+        "allocatedVCores": c.resource.vcores,
+        "assignedNodeId": c.node,
+        "priority": c.priority,
+        "startedTime": c.allocated_at,
+        "finishedTime": 0,
+        "elapsedTime": 0,
+        "logUrl": format!("http://{}/node/containerlogs/{}/{user}", c.node_http, c.id),
+        "containerExitStatus": 0,
+        "containerState": if c.running { "RUNNING" } else { "ALLOCATED" },
+        "nodeHttpAddress": format!("http://{}", c.node_http),
+        "nodeId": c.node,
+    })
+}
+
+/// A node as views need it: copied at a publish (no JSON built), rendered when read.
+#[derive(Debug, Clone)]
+pub struct NodeRow {
+    pub id: Arc<str>,
+    pub rack: Arc<str>,
+    pub state: &'static str,
+    pub http: Arc<str>,
+    pub last_health_update: Millis,
+    pub version: Arc<str>,
+    pub health_report: String,
+    pub containers: usize,
+    pub used: Resource,
+    pub total: Res,
+}
+
+impl NodeRow {
+    pub fn of(core: &Core, n: &RmNode) -> Self {
+        let (used, containers) = if n.state == NodeState::Running {
+            let node = core.sched.cluster().node(n.sched);
+            (node.allocated, node.containers.len())
+        } else {
+            (Resource::none(), 0)
+        };
+        Self {
+            id: n.id.clone(),
+            rack: n.rack.clone(),
+            state: n.state.name(),
+            http: n.http.clone(),
+            last_health_update: n.last_heartbeat,
+            version: n.version.clone(),
+            health_report: n.health_report.clone(),
+            containers,
+            used,
+            total: n.resource,
+        }
+    }
+
+    pub fn avail_memory(&self) -> i64 {
+        self.total.memory - self.used.memory()
+    }
+
+    pub fn avail_vcores(&self) -> i64 {
+        self.total.vcores - self.used.vcores()
+    }
+}
+
 /// YARN's NodeInfo.
-pub fn node_info(core: &Core, id: &str) -> Option<Value> {
-    let n = core.nodes.get(id)?;
-    let (used, containers) = if n.state == NodeState::Running {
-        let node = core.sched.cluster().node(n.sched);
-        (node.allocated, node.containers.len())
-    } else {
-        (Resource::none(), 0)
-    };
+pub fn node_info(n: &NodeRow) -> Value {
     let host = n.id.split(':').next().unwrap_or_default();
-    Some(json!({
-        "rack": n.rack,
-        "state": n.state.name(),
-        "id": n.id,
+    json!({
+        "rack": &*n.rack,
+        "state": n.state,
+        "id": &*n.id,
         "nodeHostName": host,
-        "nodeHTTPAddress": n.http,
-        "lastHealthUpdate": n.last_heartbeat,
-        "version": n.version,
+        "nodeHTTPAddress": &*n.http,
+        "lastHealthUpdate": n.last_health_update,
+        "version": &*n.version,
         "healthReport": n.health_report,
-        "numContainers": containers,
-        "usedMemoryMB": used.memory(),
-        "availMemoryMB": n.resource.memory - used.memory(),
-        "usedVirtualCores": used.vcores(),
-        "availableVirtualCores": n.resource.vcores - used.vcores(),
+        "numContainers": n.containers,
+        "usedMemoryMB": n.used.memory(),
+        "availMemoryMB": n.avail_memory(),
+        "usedVirtualCores": n.used.vcores(),
+        "availableVirtualCores": n.avail_vcores(),
         "numRunningOpportContainers": 0,
         "usedMemoryOpportGB": 0,
         "usedVirtualCoresOpport": 0,
         "numQueuedContainers": 0,
         "nodeLabels": [],
-        "totalResource": { "memory": n.resource.memory, "vCores": n.resource.vcores },
-        "usedResource": resource(used),
-        "availableResource": { "memory": n.resource.memory - used.memory(), "vCores": n.resource.vcores - used.vcores() },
+        "totalResource": { "memory": n.total.memory, "vCores": n.total.vcores },
+        "usedResource": resource(n.used),
+        "availableResource": { "memory": n.avail_memory(), "vCores": n.avail_vcores() },
         "resourceUtilization": { "nodePhysicalMemoryMB": 0, "nodeVirtualMemoryMB": 0, "nodeCPUUsage": 0.0,
             "aggregatedContainersPhysicalMemoryMB": 0, "aggregatedContainersVirtualMemoryMB": 0, "containersCPUUsage": 0.0 },
-    }))
+    })
 }
 
 pub fn scheduler(core: &Core) -> Value {

@@ -97,7 +97,7 @@ pub async fn start(mut conf: RmConf) -> Result<RmHandle, StartError> {
     let core = Core::new(conf, store, key, wall_ms())?;
     // A recovering RM keeps the stored key, so the web's cookies use the same one.
     let key = core.key.clone();
-    let shared = Arc::new(RwLock::new(Arc::new(Snapshot::of(&core))));
+    let shared = Arc::new(RwLock::new(Arc::new(Snapshot::of(&core, &Snapshot::default()))));
     let (tx, rx) = std::sync::mpsc::channel();
     let stop = Arc::new(AtomicBool::new(false));
     let loop_stop = stop.clone();

@@ -288,18 +288,14 @@ impl PerQueue<'_> {
     }
 }
 
-/// One pass over applications, containers and nodes for every queue's live figures.
+/// One pass over applications and nodes for every queue's live figures.
 fn per_queue(core: &Core) -> PerQueue<'_> {
     let mut queues: std::collections::HashMap<&str, QueueNow> = std::collections::HashMap::new();
     for a in core.apps.values() {
         let q = queues.entry(a.queue.as_str()).or_default();
         q.running += (a.state == AppState::Running) as i64;
         q.pending += (a.state == AppState::Accepted) as i64;
-    }
-    for c in core.containers.values() {
-        if let Some(a) = core.apps.get(&c.app) {
-            queues.entry(a.queue.as_str()).or_default().live += 1;
-        }
+        q.live += core.containers.count_of(a.id) as i64;
     }
     let mut free = Resource::none();
     for (_, node) in core.sched.cluster().nodes() {

@@ -20,7 +20,7 @@ use fairloom_scheduler::phases::PhaseClock;
 use fairloom_scheduler::Scheduler;
 
 use crate::core::{AppState, Core, KillOutcome};
-use crate::dao;
+use crate::dao::{self, ContainerRow, NodeRow};
 use crate::error::RmError;
 use crate::explain::{self, Wait};
 use crate::metrics::RmMetrics;
@@ -43,6 +43,8 @@ pub enum Command {
     RegisterAm(RegisterAmRequest, String, Reply<RegisterAmResponse>),
     Allocate(AllocateRequest, String, Reply<AllocateResponse>),
     FinishAm(FinishAmRequest, String, Reply<FinishAmResponse>),
+    /// An application's live containers, for a reader (not in the snapshot: O(containers)).
+    Containers(ApplicationId, Reply<Vec<ContainerRow>>),
 }
 
 /// One application as readers see it.
@@ -60,8 +62,10 @@ pub struct AppSnap {
     pub started: Millis,
     pub finished: Millis,
     pub info: Value,
-    /// (number, AppAttemptInfo, its live containers).
-    pub attempts: Vec<(u32, Value, Vec<Value>)>,
+    /// (number, AppAttemptInfo). Its containers are not copied at every publish: readers
+    /// ask the loop for them ([`LoopClient::containers`]).
+    pub attempts: Vec<(u32, Value)>,
+    containers_changed: Option<u64>,
     /// Why it waits, when it does.
     pub wait: Option<Wait>,
 }
@@ -74,8 +78,8 @@ pub struct Snapshot {
     pub scheduler: Arc<Value>,
     /// By application id. Shared between snapshots: a client's write replaces one entry.
     pub apps: Vec<Arc<AppSnap>>,
-    /// (state name, NodeInfo).
-    pub nodes: Arc<Vec<(String, Value)>>,
+    /// Every node, rendered as YARN's NodeInfo when read.
+    pub nodes: Arc<Vec<NodeRow>>,
     pub max_allocation: Res,
     /// Every queue in tree order (the web UI's bars).
     pub queues: Arc<Vec<QueueRow>>,
@@ -83,7 +87,14 @@ pub struct Snapshot {
     pub scheduler_kind: &'static str,
 }
 
-fn app_snap(core: &Core, app: &crate::core::RmApp) -> Arc<AppSnap> {
+/// `app` as readers see it. A finished application whose containers have not changed since
+/// `prev`, its view in the previous snapshot, is shared as it was.
+fn app_snap(core: &Core, app: &crate::core::RmApp, prev: Option<&Arc<AppSnap>>) -> Arc<AppSnap> {
+    let changed = core.containers.changed(app.id);
+    let same = prev.filter(|p| p.containers_changed == changed && p.state.is_final() && p.state == app.state);
+    if let Some(p) = same {
+        return p.clone();
+    }
     Arc::new(AppSnap {
         key: app.id,
         id: app.id.to_string(),
@@ -98,25 +109,24 @@ fn app_snap(core: &Core, app: &crate::core::RmApp) -> Arc<AppSnap> {
         finished: app.finish_time,
         info: dao::app_info(core, app),
         wait: explain::wait_of(core, app),
-        attempts: app
-            .attempts
-            .iter()
-            .filter_map(|a| {
-                let info = dao::attempt_info(app, a.number)?;
-                Some((a.number, info, dao::attempt_containers(core, app, a.number)))
-            })
-            .collect(),
+        attempts: app.attempts.iter().filter_map(|a| Some((a.number, dao::attempt_info(app, a.number)?))).collect(),
+        containers_changed: changed,
     })
 }
 
 impl Snapshot {
-    pub fn of(core: &Core) -> Self {
-        let apps = core.apps.values().map(|app| app_snap(core, app)).collect();
-        let nodes = core
-            .nodes
+    /// The core as it is now: the applications and nodes, not every live container.
+    /// What `prev` holds unchanged is shared, not rebuilt.
+    pub fn of(core: &Core, prev: &Snapshot) -> Self {
+        let apps = core
+            .apps
             .values()
-            .filter_map(|n| Some((n.state.name().to_string(), dao::node_info(core, &n.id)?)))
+            .map(|app| {
+                let before = prev.apps.binary_search_by_key(&app.id, |a| a.key).ok().map(|i| &prev.apps[i]);
+                app_snap(core, app, before)
+            })
             .collect();
+        let nodes = core.nodes.values().map(|n| NodeRow::of(core, n)).collect();
         Self {
             cluster_info: dao::cluster_info(core),
             metrics: dao::cluster_metrics(core),
@@ -136,8 +146,8 @@ impl Snapshot {
         let mut apps = self.apps.clone();
         let at = apps.binary_search_by_key(&id, |a| a.key);
         match (core.apps.get(&id), at) {
-            (Some(app), Ok(i)) => apps[i] = app_snap(core, app),
-            (Some(app), Err(i)) => apps.insert(i, app_snap(core, app)),
+            (Some(app), Ok(i)) => apps[i] = app_snap(core, app, None),
+            (Some(app), Err(i)) => apps.insert(i, app_snap(core, app, None)),
             (None, Ok(i)) => {
                 apps.remove(i);
             }
@@ -217,7 +227,8 @@ pub fn run(mut core: Core, rx: Receiver<Command>, shared: Shared, stop: Arc<Atom
 }
 
 fn publish(core: &Core, shared: &Shared) -> Arc<Snapshot> {
-    let snap = Arc::new(Snapshot::of(core));
+    let prev = shared.read().map(|g| g.clone()).unwrap_or_default();
+    let snap = Arc::new(Snapshot::of(core, &prev));
     if let Ok(mut guard) = shared.write() {
         *guard = snap.clone();
     }
@@ -287,6 +298,10 @@ fn handle(core: &mut Core, cmd: Command, now: Millis, shared: &Shared) {
             }
             let _ = r.send(out);
         }
+        Command::Containers(id, r) => {
+            let rows = core.apps.get(&id).map(|app| dao::container_rows(core, app)).unwrap_or_default();
+            let _ = r.send(Ok(rows));
+        }
     }
 }
 
@@ -302,6 +317,11 @@ impl LoopClient {
         let (tx, rx) = oneshot::channel();
         self.tx.send(make(tx)).map_err(|_| RmError::internal("the ResourceManager is stopping"))?;
         rx.await.map_err(|_| RmError::internal("the ResourceManager is stopping"))?
+    }
+
+    /// `app`'s live containers, every attempt, in id order (none once it is forgotten).
+    pub async fn containers(&self, app: ApplicationId) -> Result<Vec<ContainerRow>, RmError> {
+        self.call(|r| Command::Containers(app, r)).await
     }
 
     pub fn snapshot(&self) -> Arc<Snapshot> {

@@ -1,7 +1,7 @@
 //! The application-master protocol: register (and re-register after an RM restart),
 //! allocate with YARN's responseId rules, finish; and the AM liveness monitor.
 
-use fairloom_model::{ApplicationId, Millis, ANY};
+use fairloom_model::{ApplicationId, Millis, Resource, ANY};
 use fairloom_protocol::am::{
     AllocateRequest, AllocateResponse, AmCommand, Container, FinishAmRequest, FinishAmResponse, PreemptionMessage,
     RegisterAmRequest, RegisterAmResponse,
@@ -54,12 +54,12 @@ impl Core {
         // Containers of this attempt the RM knows (after a restart: taken back from nodes).
         let known: Vec<Container> = self
             .containers
-            .values()
-            .filter(|c| c.app == app_id && !c.is_am)
+            .of_app(app_id)
+            .filter(|c| !c.is_am)
             .map(|c| Container {
                 id: c.id.clone(),
                 node_id: c.node.clone(),
-                node_http_address: self.nodes.get(&c.node).map(|n| n.http.clone()).unwrap_or_default(),
+                node_http_address: self.nodes.get(&c.node).map(|n| n.http.to_string()).unwrap_or_default(),
                 resource: c.resource,
                 priority: c.priority,
                 token: String::new(),
@@ -160,15 +160,15 @@ impl Core {
         // Containers the scheduler marked for preemption and not yet killed.
         let marked: Vec<String> = self
             .containers
-            .values()
-            .filter(|c| {
-                c.app == app_id && c.slot.is_some_and(|s| self.slot_alive(&s) && self.sched.container(s.id).marked_for)
-            })
+            .of_app(app_id)
+            .filter(|c| c.slot.is_some_and(|s| self.slot_alive(&s) && self.sched.container(s.id).marked_for))
             .map(|c| c.id.clone())
             .collect();
         let headroom = self.headroom(sched);
-        let num_nodes = self.running_nodes() as u32;
-        let changes = self.node_changes.clone();
+        let num_nodes = self.sched.cluster().live_nodes;
+        let changes = self.node_changes.len();
+        let seen = self.apps[&app_id].attempt().map_or(changes, |a| a.node_changes_seen.min(changes));
+        let updated_nodes = self.node_changes[seen..].to_vec();
         let app = self.apps.get_mut(&app_id).expect("live");
         app.progress = req.progress.clamp(0.0, 1.0);
         let a = app.attempt_mut().expect("live");
@@ -183,31 +183,25 @@ impl Core {
             preemption: (!marked.is_empty())
                 .then(|| PreemptionMessage { strict_contract: marked, contract: Vec::new() }),
             headroom,
-            updated_nodes: changes[a.node_changes_seen.min(changes.len())..].to_vec(),
+            updated_nodes,
             num_cluster_nodes: num_nodes,
         };
-        a.node_changes_seen = changes.len();
+        a.node_changes_seen = changes;
         a.response_id += 1;
         a.last_response = Some(response.clone());
         Ok(response)
     }
 
     /// What the app may still get: its queue's room under its maximum, within the
-    /// cluster's free room.
+    /// cluster's free room (the root's usage is the cluster's, so no node is walked).
     fn headroom(&self, sched: fairloom_scheduler::AppId) -> Res {
-        let cluster = self.sched.cluster();
-        let mut free = cluster.total;
-        for n in cluster.nodes.iter().filter(|n| !n.removed) {
-            free = free.saturating_sub(n.allocated);
-        }
-        let queue = self.sched.app(sched).queue.map(str::to_string);
-        let room = queue
-            .and_then(|q| self.sched.queue_summaries().into_iter().find(|s| s.name == q))
-            .map(|s| s.max.saturating_sub(s.usage));
+        let summaries = self.sched.queue_summaries();
+        let used = summaries.first().map_or(Resource::none(), |root| root.usage);
+        let free = self.sched.cluster().total.saturating_sub(used);
+        let queue = self.sched.app(sched).queue;
+        let room = queue.and_then(|q| summaries.iter().find(|s| s.name == q)).map(|s| s.max.saturating_sub(s.usage));
         let h = match room {
-            Some(room) => {
-                fairloom_model::Resource::new(room.memory().min(free.memory()), room.vcores().min(free.vcores()))
-            }
+            Some(room) => Resource::new(room.memory().min(free.memory()), room.vcores().min(free.vcores())),
             None => free,
         };
         res_of(h)

@@ -134,7 +134,7 @@ impl Core {
     /// Kill every container of `app` (but its AM's when `keep_am`) and forget them.
     pub(super) fn kill_app_containers(&mut self, app: ApplicationId, exit_status: i32, why: &str, keep_am: bool) {
         let ids: Vec<String> =
-            self.containers.values().filter(|c| c.app == app && !(keep_am && c.is_am)).map(|c| c.id.clone()).collect();
+            self.containers.of_app(app).filter(|c| !(keep_am && c.is_am)).map(|c| c.id.clone()).collect();
         for id in ids {
             self.end_container(&id, exit_status, why);
         }
@@ -295,9 +295,7 @@ impl Core {
         // Its containers stop, except the AM's, which is exiting on its own.
         let why = "Container killed after the application finished.";
         self.kill_app_containers(app_id, exit::KILLED_AFTER_APP_COMPLETION, why, true);
-        for c in self.containers.values_mut().filter(|c| c.app == app_id) {
-            c.slot = None;
-        }
+        self.containers.detach_app(app_id);
         self.release_attempt(app_id);
         self.evict_completed();
     }

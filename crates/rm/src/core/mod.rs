@@ -5,10 +5,12 @@
 
 mod am;
 mod apps;
+mod containers;
 mod nodes;
 mod recovery;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 use fairloom_config::properties::{Properties, SchedulerProperties};
 use fairloom_config::{parse_allocation_file, parse_capacity_xml};
@@ -26,6 +28,7 @@ use crate::store::StateStore;
 use crate::submission::Submission;
 
 pub use apps::KillOutcome;
+pub use containers::LiveContainers;
 
 /// YARN's RMAppState.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -254,9 +257,10 @@ impl NodeState {
 
 #[derive(Debug, Clone)]
 pub struct RmNode {
-    pub id: String,
-    pub http: String,
-    pub rack: String,
+    // Shared with every view of the node the loop publishes, not copied into each.
+    pub id: Arc<str>,
+    pub http: Arc<str>,
+    pub rack: Arc<str>,
     pub resource: Res,
     pub sched: NodeId,
     pub state: NodeState,
@@ -265,7 +269,7 @@ pub struct RmNode {
     pub to_start: Vec<StartContainer>,
     pub to_kill: Vec<KillContainer>,
     pub health_report: String,
-    pub version: String,
+    pub version: Arc<str>,
 }
 
 /// The ResourceManager's whole state.
@@ -282,13 +286,14 @@ pub struct Core {
     reserved_ids: HashSet<ApplicationId>,
     pub apps: BTreeMap<ApplicationId, RmApp>,
     by_sched: HashMap<AppId, ApplicationId>,
-    pub containers: BTreeMap<String, RmContainer>,
+    pub containers: LiveContainers,
     /// Containers that ended in this RM's life: a node reporting one running is told to kill it.
     ended: HashSet<String>,
     pub nodes: BTreeMap<String, RmNode>,
     /// Nodes whose state changed, in order (AMs learn them as `updated_nodes`).
     node_changes: Vec<NodeReport>,
     last_update: Millis,
+    last_liveness: Millis,
     /// Containers of the scheduler's decisions, reused.
     decisions: Vec<fairloom_scheduler::Decision>,
     pub started_on: Millis,
@@ -381,11 +386,12 @@ impl Core {
             reserved_ids: HashSet::new(),
             apps: BTreeMap::new(),
             by_sched: HashMap::new(),
-            containers: BTreeMap::new(),
+            containers: LiveContainers::default(),
             ended: HashSet::new(),
             nodes: BTreeMap::new(),
             node_changes: Vec::new(),
             last_update: now,
+            last_liveness: now,
             decisions: Vec::new(),
             started_on: now,
             max_allocation,
@@ -411,8 +417,14 @@ impl Core {
             self.sched.update(now);
             self.sweep_ended(now);
         }
-        self.expire_nodes(now);
-        self.expire_attempts(now);
+        // YARN's liveness monitors wake every expiry/3; here at least once a second. Each
+        // check walks every node and application, so not on every batch of commands.
+        let every = (self.conf.nm_expiry_ms.min(self.conf.am_expiry_ms) / 3).clamp(1, 1000);
+        if now - self.last_liveness >= every {
+            self.last_liveness = now;
+            self.expire_nodes(now);
+            self.expire_attempts(now);
+        }
     }
 
     fn app_of_sched(&self, sched: AppId) -> Option<ApplicationId> {

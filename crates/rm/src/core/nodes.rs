@@ -35,9 +35,9 @@ impl Core {
         self.nodes.insert(
             req.node_id.clone(),
             RmNode {
-                id: req.node_id.clone(),
-                http: req.http_address.clone(),
-                rack,
+                id: req.node_id.as_str().into(),
+                http: req.http_address.as_str().into(),
+                rack: rack.into(),
                 resource: req.resource,
                 sched: ids[0],
                 state: NodeState::Running,
@@ -46,7 +46,7 @@ impl Core {
                 to_start: Vec::new(),
                 to_kill: Vec::new(),
                 health_report: String::new(),
-                version: req.version.clone(),
+                version: req.version.as_str().into(),
             },
         );
         self.node_changed(&req.node_id);
@@ -66,7 +66,7 @@ impl Core {
     /// (work-preserving recovery), otherwise left to be killed at the next heartbeat.
     fn recover_container(&mut self, node: &str, status: &ContainerStatus, now: Millis) {
         let Ok(cid) = status.container_id.parse::<YarnContainerId>() else { return };
-        if self.containers.contains_key(&status.container_id) || self.ended.contains(&status.container_id) {
+        if self.containers.contains(&status.container_id) || self.ended.contains(&status.container_id) {
             return;
         }
         let app_id = cid.attempt.application;
@@ -99,21 +99,18 @@ impl Core {
         let Ok(placed) = placed else { return };
         let slot = placed[0];
         let seq = self.sched.container(slot).seq;
-        self.containers.insert(
-            status.container_id.clone(),
-            RmContainer {
-                id: status.container_id.clone(),
-                app: app_id,
-                attempt: cid.attempt.attempt,
-                slot: Some(Slot { id: slot, seq, app: sched_app }),
-                node: node.to_string(),
-                resource: status.resource,
-                priority: status.priority,
-                is_am,
-                allocated_at: now,
-                running: true,
-            },
-        );
+        self.containers.insert(RmContainer {
+            id: status.container_id.clone(),
+            app: app_id,
+            attempt: cid.attempt.attempt,
+            slot: Some(Slot { id: slot, seq, app: sched_app }),
+            node: node.to_string(),
+            resource: status.resource,
+            priority: status.priority,
+            is_am,
+            allocated_at: now,
+            running: true,
+        });
     }
 
     pub fn node_heartbeat(&mut self, req: NodeHeartbeatRequest, now: Millis) -> Result<NodeHeartbeatResponse, RmError> {
@@ -154,10 +151,11 @@ impl Core {
                         finished.push((c, status.clone()));
                     }
                 }
-                _ => match self.containers.get_mut(&status.container_id) {
-                    Some(c) => c.running = true,
-                    None => unknown_running.push(status.container_id.clone()),
-                },
+                _ => {
+                    if !self.containers.set_running(&status.container_id) {
+                        unknown_running.push(status.container_id.clone());
+                    }
+                }
             }
         }
         let mut decisions = std::mem::take(&mut self.decisions);
@@ -250,27 +248,24 @@ impl Core {
         };
         let epoch = self.epoch;
         let key = self.key.clone();
-        let http = self.nodes[node].http.clone();
+        let http = self.nodes[node].http.to_string();
         let app = self.apps.get_mut(&app_id).expect("mapped apps exist");
         let number = app.attempt().map(|a| a.number).unwrap_or(1);
         let id = YarnContainerId { attempt: app.attempt_id(number), epoch: epoch.saturating_sub(1), id: seq as u64 }
             .to_string();
         let token = key.container_token(&id, node, &app.user, resource);
-        self.containers.insert(
-            id.clone(),
-            RmContainer {
-                id: id.clone(),
-                app: app_id,
-                attempt: number,
-                slot: Some(Slot { id: container, seq, app: sched_app }),
-                node: node.to_string(),
-                resource,
-                priority,
-                is_am,
-                allocated_at: now,
-                running: false,
-            },
-        );
+        self.containers.insert(RmContainer {
+            id: id.clone(),
+            app: app_id,
+            attempt: number,
+            slot: Some(Slot { id: container, seq, app: sched_app }),
+            node: node.to_string(),
+            resource,
+            priority,
+            is_am,
+            allocated_at: now,
+            running: false,
+        });
         self.count(app_id, |q| q.containers_allocated += 1);
         let app = self.apps.get_mut(&app_id).expect("mapped apps exist");
         if is_am {
@@ -351,7 +346,7 @@ impl Core {
             .nodes
             .values()
             .filter(|n| n.state == NodeState::Running && now - n.last_heartbeat > expiry)
-            .map(|n| n.id.clone())
+            .map(|n| n.id.to_string())
             .collect();
         for id in lost {
             let node = self.nodes.get_mut(&id).expect("listed");
@@ -368,8 +363,8 @@ impl Core {
     fn node_changed(&mut self, id: &str) {
         let n = &self.nodes[id];
         self.node_changes.push(NodeReport {
-            node_id: n.id.clone(),
-            http_address: n.http.clone(),
+            node_id: n.id.to_string(),
+            http_address: n.http.to_string(),
             state: n.state.name().to_string(),
         });
     }

@@ -335,14 +335,14 @@ async fn update_timeout(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
 async fn attempts(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
     let snap = ctx.rm.snapshot();
     let a = find_app(&snap, &id)?;
-    let list: Vec<&Value> = a.attempts.iter().map(|(_, v, _)| v).collect();
+    let list: Vec<&Value> = a.attempts.iter().map(|(_, v)| v).collect();
     ok(json!({ "appAttempts": { "appAttempt": list } }))
 }
 
-fn find_attempt<'a>(a: &'a AppSnap, attempt: &str) -> Result<&'a (u32, Value, Vec<Value>), RmError> {
+fn find_attempt<'a>(a: &'a AppSnap, attempt: &str) -> Result<&'a (u32, Value), RmError> {
     a.attempts
         .iter()
-        .find(|(n, v, _)| v["appAttemptId"] == attempt || n.to_string() == attempt)
+        .find(|(n, v)| v["appAttemptId"] == attempt || n.to_string() == attempt)
         .ok_or_else(|| RmError::not_found(format!("appAttempt with id: {attempt} not found")))
 }
 
@@ -355,7 +355,10 @@ async fn attempt(State(ctx): State<Ctx>, Path((id, attempt)): Path<(String, Stri
 async fn attempt_containers(State(ctx): State<Ctx>, Path((id, attempt)): Path<(String, String)>) -> R {
     let snap = ctx.rm.snapshot();
     let a = find_app(&snap, &id)?;
-    let list = &find_attempt(a, &attempt)?.2;
+    let number = find_attempt(a, &attempt)?.0;
+    let rows = ctx.rm.containers(a.key).await?;
+    let list: Vec<Value> =
+        rows.iter().filter(|c| c.attempt == number).map(|c| dao::container_info(c, &a.user)).collect();
     if list.is_empty() {
         return ok(json!({ "containers": null }));
     }
@@ -365,12 +368,13 @@ async fn attempt_containers(State(ctx): State<Ctx>, Path((id, attempt)): Path<(S
 async fn attempt_container(State(ctx): State<Ctx>, Path((id, attempt, cid)): Path<(String, String, String)>) -> R {
     let snap = ctx.rm.snapshot();
     let a = find_app(&snap, &id)?;
-    let c = find_attempt(a, &attempt)?
-        .2
+    let number = find_attempt(a, &attempt)?.0;
+    let rows = ctx.rm.containers(a.key).await?;
+    let c = rows
         .iter()
-        .find(|c| c["containerId"] == cid.as_str())
+        .find(|c| c.attempt == number && c.id == cid)
         .ok_or_else(|| RmError::not_found(format!("container with id: {cid} not found")))?;
-    ok(json!({ "container": c }))
+    ok(json!({ "container": dao::container_info(c, &a.user) }))
 }
 
 async fn app_statistics(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>) -> R {
@@ -411,8 +415,12 @@ async fn nodes(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>)
         )));
     }
     let snap = ctx.rm.snapshot();
-    let chosen: Vec<&Value> =
-        snap.nodes.iter().filter(|(s, _)| wanted.is_empty() || wanted.contains(s)).map(|(_, v)| v).collect();
+    let chosen: Vec<Value> = snap
+        .nodes
+        .iter()
+        .filter(|n| wanted.is_empty() || wanted.iter().any(|s| s == n.state))
+        .map(dao::node_info)
+        .collect();
     if chosen.is_empty() {
         return ok(json!({ "nodes": null }));
     }
@@ -424,16 +432,16 @@ async fn node(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
     let n = snap
         .nodes
         .iter()
-        .find(|(_, v)| v["id"] == id.as_str())
+        .find(|n| *n.id == *id)
         .ok_or_else(|| RmError::not_found(format!("nodeId, {id}, is not found")))?;
-    ok(json!({ "node": n.1 }))
+    ok(json!({ "node": dao::node_info(n) }))
 }
 
 async fn update_node_resource(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
     let snap = ctx.rm.snapshot();
     snap.nodes
         .iter()
-        .find(|(_, v)| v["id"] == id.as_str())
+        .find(|n| *n.id == *id)
         .ok_or_else(|| RmError::not_found(format!("nodeId, {id}, is not found")))?;
     Err(RmError::bad_request(
         "not supported: changing a node's resource at run time (restart its NodeManager with --resource)",

@@ -86,8 +86,7 @@ fn num(v: &Value) -> String {
     }
 }
 
-fn mb(v: &Value) -> String {
-    let m = v.as_i64().unwrap_or(0);
+fn mb(m: i64) -> String {
     if m >= 1024 * 1024 {
         format!("{:.1} TB", m as f64 / (1024.0 * 1024.0))
     } else if m >= 1024 {
@@ -112,11 +111,11 @@ fn metrics_tables(snap: &Snapshot) -> String {
         num(&m["appsRunning"]),
         num(&m["appsCompleted"]),
         num(&m["containersAllocated"]),
-        mb(&m["allocatedMB"]),
+        mb(m["allocatedMB"].as_i64().unwrap_or(0)),
         num(&m["allocatedVirtualCores"]),
-        mb(&m["totalMB"]),
+        mb(m["totalMB"].as_i64().unwrap_or(0)),
         num(&m["totalVirtualCores"]),
-        mb(&m["reservedMB"]),
+        mb(m["reservedMB"].as_i64().unwrap_or(0)),
         num(&m["reservedVirtualCores"]),
     );
     out.push_str("<h2>Cluster Nodes Metrics</h2><table class=\"metrics\" id=\"node-metrics\"><tr>");
@@ -246,6 +245,8 @@ async fn app(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response {
         *r.status_mut() = axum::http::StatusCode::NOT_FOUND;
         return r;
     };
+    // A failed call (the RM stopping) shows no containers rather than no page.
+    let containers = ctx.rm.containers(a.key).await.unwrap_or_default();
     let i = &a.info;
     let mut body = format!("<h2>Application {}</h2>", esc(&a.id));
     if let Some(w) = &a.wait {
@@ -286,7 +287,7 @@ async fn app(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response {
         let _ = write!(body, "<tr><th>{k}</th><td>{v}</td></tr>");
     }
     body.push_str("</table><h2>Application Attempts</h2><table id=\"attempts\"><tr><th>Attempt ID</th><th>Started</th><th>State</th><th>Node</th><th>Logs</th><th>Diagnostics</th></tr>");
-    for (_, at, _) in &a.attempts {
+    for (_, at) in &a.attempts {
         let _ = write!(
             body,
             "<tr><td>{}</td><td><time data-ms=\"{}\"></time></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -299,19 +300,17 @@ async fn app(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response {
         );
     }
     body.push_str("</table><h2>Containers</h2><table id=\"containers\"><tr><th>Container ID</th><th>Node</th><th>Allocated</th><th>Priority</th><th>State</th></tr>");
-    for (_, _, containers) in &a.attempts {
-        for c in containers {
-            let _ = write!(
-                body,
-                "<tr><td>{}</td><td>{}</td><td>&lt;memory:{}, vCores:{}&gt;</td><td>{}</td><td>{}</td></tr>",
-                esc(c["containerId"].as_str().unwrap_or("")),
-                esc(c["nodeId"].as_str().unwrap_or("")),
-                num(&c["allocatedMB"]),
-                num(&c["allocatedVCores"]),
-                num(&c["priority"]),
-                esc(c["containerState"].as_str().unwrap_or("")),
-            );
-        }
+    for c in &containers {
+        let _ = write!(
+            body,
+            "<tr><td>{}</td><td>{}</td><td>&lt;memory:{}, vCores:{}&gt;</td><td>{}</td><td>{}</td></tr>",
+            esc(&c.id),
+            esc(&c.node),
+            c.resource.memory,
+            c.resource.vcores,
+            c.priority,
+            if c.running { "RUNNING" } else { "ALLOCATED" },
+        );
     }
     body.push_str("</table>");
     page(&format!("Application {}", a.id), &snap, &body)
@@ -324,22 +323,22 @@ async fn nodes(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>)
         "<h2>Nodes</h2><table id=\"nodes\"><tr><th>Rack</th><th>Node State</th><th>Node Address</th><th>Node HTTP Address</th>\
          <th>Last health-update</th><th>Containers</th><th>Mem Used</th><th>Mem Avail</th><th>VCores Used</th><th>VCores Avail</th><th>Version</th></tr>",
     );
-    for (state, n) in snap.nodes.iter().filter(|(s, _)| wanted.as_ref().is_none_or(|w| w == s)) {
-        let http = n["nodeHTTPAddress"].as_str().unwrap_or("");
+    for n in snap.nodes.iter().filter(|n| wanted.as_ref().is_none_or(|w| w == n.state)) {
         let _ = write!(
             body,
             "<tr data-node=\"{id}\"><td>{}</td><td>{state}</td><td>{id}</td><td><a href=\"http://{http}/ws/v1/node/info\">{http}</a></td>\
              <td><time data-ms=\"{}\"></time></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(n["rack"].as_str().unwrap_or("")),
-            n["lastHealthUpdate"].as_i64().unwrap_or(0),
-            num(&n["numContainers"]),
-            mb(&n["usedMemoryMB"]),
-            mb(&n["availMemoryMB"]),
-            num(&n["usedVirtualCores"]),
-            num(&n["availableVirtualCores"]),
-            esc(n["version"].as_str().unwrap_or("")),
-            id = esc(n["id"].as_str().unwrap_or("")),
-            http = esc(http),
+            esc(&n.rack),
+            n.last_health_update,
+            n.containers,
+            mb(n.used.memory()),
+            mb(n.avail_memory()),
+            n.used.vcores(),
+            n.avail_vcores(),
+            esc(&n.version),
+            state = n.state,
+            id = esc(&n.id),
+            http = esc(&n.http),
         );
     }
     body.push_str("</table>");

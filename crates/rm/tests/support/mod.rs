@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde_json::{json, Value};
 
 use fairloom_config::properties::Properties;
-use fairloom_protocol::node::{NodeHeartbeatRequest, NodeHeartbeatResponse, RegisterNodeRequest};
+use fairloom_protocol::node::{NodeHeartbeatRequest, NodeHeartbeatResponse, RegisterNodeRequest, StartContainer};
 use fairloom_protocol::{paths, Res};
 use fairloom_rm::conf::RmConf;
 use fairloom_rm::RmHandle;
@@ -135,8 +135,14 @@ impl Rm {
         assert_eq!(s, 200, "{body}");
     }
 
-    /// One heartbeat of node `name` reporting nothing; the containers it is told to start.
+    /// One heartbeat of node `name` reporting nothing; the ids of the containers it is told
+    /// to start.
     pub fn heartbeat(&self, name: &str, response_id: u64) -> Vec<String> {
+        self.heartbeat_starts(name, response_id).into_iter().map(|c| c.container_id).collect()
+    }
+
+    /// One heartbeat of node `name` reporting nothing; the containers it is told to start.
+    pub fn heartbeat_starts(&self, name: &str, response_id: u64) -> Vec<StartContainer> {
         let tracker = self.handle.as_ref().unwrap().tracker;
         let req = NodeHeartbeatRequest {
             node_id: name.to_string(),
@@ -149,7 +155,18 @@ impl Rm {
         let (s, body) = call("POST", &url, Some(serde_json::to_value(req).unwrap()));
         assert_eq!(s, 200, "{body}");
         let out: NodeHeartbeatResponse = serde_json::from_value(body).unwrap();
-        out.start.into_iter().map(|c| c.container_id).collect()
+        out.start
+    }
+
+    /// POST `body` to the AM protocol's `path` with the attempt's AMRM token.
+    pub fn am_call(&self, path: &str, token: &str, body: Value) -> (u16, Value) {
+        let tracker = self.handle.as_ref().unwrap().scheduler;
+        let url = format!("http://{tracker}{path}");
+        match ureq::post(&url).set(paths::AMRM_TOKEN_HEADER, token).send_json(body) {
+            Ok(r) => (r.status(), r.into_json().unwrap_or(Value::Null)),
+            Err(ureq::Error::Status(s, r)) => (s, r.into_json().unwrap_or(Value::Null)),
+            Err(e) => panic!("POST {path}: {e}"),
+        }
     }
 
     pub fn text(&self, path: &str) -> (u16, String) {

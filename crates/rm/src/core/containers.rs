@@ -1,0 +1,159 @@
+//! The live containers by id, with each application's listed beside them: per-application
+//! questions (its containers for a view, its preemption marks on every allocate) cost what
+//! the application has, not what the cluster runs. Lookups by id (every running container
+//! a node reports, every heartbeat) hash the id once instead of comparing it down a tree of
+//! ids that share their first thirty-odd characters.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use fairloom_model::ApplicationId;
+
+use super::RmContainer;
+
+#[derive(Debug, Default)]
+pub struct LiveContainers {
+    by_id: HashMap<String, RmContainer>,
+    by_app: BTreeMap<ApplicationId, AppContainers>,
+    /// Moves on at every change; an application's `changed` is its value at its last one.
+    clock: u64,
+}
+
+#[derive(Debug, Default)]
+struct AppContainers {
+    ids: BTreeSet<String>,
+    changed: u64,
+}
+
+impl LiveContainers {
+    pub fn insert(&mut self, c: RmContainer) {
+        self.clock += 1;
+        let entry = self.by_app.entry(c.app).or_default();
+        entry.ids.insert(c.id.clone());
+        entry.changed = self.clock;
+        self.by_id.insert(c.id.clone(), c);
+    }
+
+    pub fn remove(&mut self, id: &str) -> Option<RmContainer> {
+        let c = self.by_id.remove(id)?;
+        self.clock += 1;
+        if let Some(entry) = self.by_app.get_mut(&c.app) {
+            entry.ids.remove(id);
+            entry.changed = self.clock;
+            if entry.ids.is_empty() {
+                self.by_app.remove(&c.app);
+            }
+        }
+        Some(c)
+    }
+
+    pub fn get(&self, id: &str) -> Option<&RmContainer> {
+        self.by_id.get(id)
+    }
+
+    pub fn contains(&self, id: &str) -> bool {
+        self.by_id.contains_key(id)
+    }
+
+    /// Mark a container running (what the node reported); false when it is not live.
+    pub fn set_running(&mut self, id: &str) -> bool {
+        let Some(c) = self.by_id.get_mut(id) else { return false };
+        if !c.running {
+            c.running = true;
+            self.clock += 1;
+            if let Some(entry) = self.by_app.get_mut(&c.app) {
+                entry.changed = self.clock;
+            }
+        }
+        true
+    }
+
+    /// Every live container, by application and then id (a stable order, for the messages
+    /// built from it).
+    pub fn values(&self) -> impl Iterator<Item = &RmContainer> {
+        self.by_app.values().flat_map(|e| &e.ids).filter_map(|id| self.by_id.get(id))
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+
+    /// `app`'s live containers, every attempt, in id order.
+    pub fn of_app(&self, app: ApplicationId) -> impl Iterator<Item = &RmContainer> {
+        self.by_app.get(&app).into_iter().flat_map(|e| &e.ids).filter_map(|id| self.by_id.get(id))
+    }
+
+    /// How many live containers `app` has.
+    pub fn count_of(&self, app: ApplicationId) -> usize {
+        self.by_app.get(&app).map_or(0, |e| e.ids.len())
+    }
+
+    /// When `app`'s containers last changed (added, removed, started), as a value that
+    /// differs after every change, also across an application having none in between;
+    /// `None` while it has none. Views rebuild an application's list only when it moved.
+    pub fn changed(&self, app: ApplicationId) -> Option<u64> {
+        self.by_app.get(&app).map(|e| e.changed)
+    }
+
+    /// The scheduler let `app`'s containers go; their processes may still be exiting.
+    pub fn detach_app(&mut self, app: ApplicationId) {
+        for id in self.by_app.get(&app).into_iter().flat_map(|e| &e.ids) {
+            if let Some(c) = self.by_id.get_mut(id) {
+                c.slot = None;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fairloom_protocol::Res;
+
+    fn container(app: u32, seq: u32) -> RmContainer {
+        RmContainer {
+            id: format!("container_1_{app:04}_01_{seq:06}"),
+            app: ApplicationId { cluster_timestamp: 1, id: app },
+            attempt: 1,
+            slot: None,
+            node: "n1:8041".into(),
+            resource: Res::default(),
+            priority: 1,
+            is_am: false,
+            allocated_at: 0,
+            running: false,
+        }
+    }
+
+    #[test]
+    fn the_per_app_index_follows_inserts_and_removals() {
+        let mut live = LiveContainers::default();
+        for (app, seq) in [(1, 1), (1, 2), (2, 1)] {
+            live.insert(container(app, seq));
+        }
+        let app1 = ApplicationId { cluster_timestamp: 1, id: 1 };
+        let ids = |live: &LiveContainers| live.of_app(app1).map(|c| c.id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&live), ["container_1_0001_01_000001", "container_1_0001_01_000002"]);
+        assert!(live.remove("container_1_0001_01_000001").is_some());
+        assert!(live.remove("container_1_0001_01_000001").is_none());
+        assert_eq!(ids(&live), ["container_1_0001_01_000002"]);
+        let before = live.changed(app1);
+        assert!(before.is_some());
+        live.remove("container_1_0001_01_000002");
+        assert!(ids(&live).is_empty());
+        assert_eq!(live.changed(app1), None);
+        live.insert(container(1, 3));
+        assert!(live.changed(app1) > before, "a new list never looks like an old one");
+        live.remove("container_1_0001_01_000003");
+        assert!(!live.by_app.contains_key(&app1), "an application without containers leaves no entry");
+        assert_eq!(live.len(), 1);
+        let app2 = ApplicationId { cluster_timestamp: 1, id: 2 };
+        let before = live.changed(app2);
+        assert!(live.set_running("container_1_0002_01_000001"));
+        assert!(live.changed(app2) > before, "starting is a change the views show");
+        assert!(!live.set_running("container_1_0001_01_000001"));
+    }
+}

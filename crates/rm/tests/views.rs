@@ -1,0 +1,121 @@
+//! What readers see of containers and nodes: an application's containers are asked of the
+//! event loop when read (not copied into every snapshot), nodes are rendered from plain rows.
+//! Both must still say what YARN's REST API and the web UI say.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::{call, start, FAIR};
+
+#[test]
+fn an_attempts_containers_and_its_node_are_shown_as_the_core_has_them() {
+    let rm = start("views", &[("yarn.resourcemanager.scheduler.class", FAIR)], None);
+    rm.register_node("n1:1", 8192, 8);
+    let (s, id, body) = rm.submit("alice", "default", json!({}));
+    assert_eq!(s, 202, "{body}");
+    let mut started = Vec::new();
+    for response_id in 0..50 {
+        started = rm.heartbeat("n1:1", response_id);
+        if !started.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(started.len(), 1, "the AM container is started on the node");
+    let am = &started[0];
+
+    let base = format!("/ws/v1/cluster/apps/{id}/appattempts/1/containers");
+    let (s, list) = call("GET", &rm.url(&base, None), None);
+    assert_eq!(s, 200, "{list}");
+    let containers = list["containers"]["container"].as_array().expect("one container listed");
+    assert_eq!(containers.len(), 1, "{list}");
+    let c = &containers[0];
+    assert_eq!(c["containerId"], am.as_str());
+    assert_eq!(c["nodeId"], "n1:1");
+    assert_eq!(c["allocatedMB"], 1024);
+    // The node has not reported it yet.
+    assert_eq!(c["containerState"], "ALLOCATED");
+    assert_eq!(c["logUrl"], format!("http://127.0.0.1:1/node/containerlogs/{am}/alice"));
+
+    let (s, one) = call("GET", &rm.url(&format!("{base}/{am}"), None), None);
+    assert_eq!(s, 200, "{one}");
+    assert_eq!(one["container"]["containerId"], am.as_str());
+    let (s, missing) = call("GET", &rm.url(&format!("{base}/container_1_0001_01_999999"), None), None);
+    assert_eq!(s, 404, "{missing}");
+    let (s, _) = call("GET", &rm.url(&format!("/ws/v1/cluster/apps/{id}/appattempts/2/containers"), None), None);
+    assert_eq!(s, 404, "no second attempt");
+
+    let (s, page) = rm.text(&format!("/cluster/app/{id}"));
+    assert_eq!(s, 200);
+    let table = page.split("id=\"containers\"").nth(1).expect("a containers table");
+    assert!(table.contains(am.as_str()) && table.contains("ALLOCATED"), "{table}");
+
+    // The node's view follows at the next publish: one container, its memory used.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (s, node) = call("GET", &rm.url("/ws/v1/cluster/nodes/n1:1", None), None);
+        assert_eq!(s, 200, "{node}");
+        let n = &node["node"];
+        if n["numContainers"] == 1 {
+            assert_eq!(n["usedMemoryMB"], 1024);
+            assert_eq!(n["availMemoryMB"], 8192 - 1024);
+            assert_eq!(n["state"], "RUNNING");
+            assert_eq!(n["rack"], "/default-rack");
+            assert_eq!(n["version"], "test");
+            break;
+        }
+        assert!(Instant::now() < deadline, "the node never showed its container: {node}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (s, nodes) = call("GET", &rm.url("/ws/v1/cluster/nodes?states=LOST", None), None);
+    assert_eq!(s, 200);
+    assert_eq!(nodes["nodes"], serde_json::Value::Null, "no node is lost: {nodes}");
+    let (s, page) = rm.text("/cluster/nodes");
+    assert_eq!(s, 200);
+    assert!(page.contains("data-node=\"n1:1\""), "the nodes page lists the node");
+}
+
+const CAPPED: &str = r#"<allocations>
+  <queue name="capped"><maxResources>4096 mb, 4 vcores</maxResources></queue>
+</allocations>"#;
+
+#[test]
+fn an_allocate_answers_the_queues_room_within_the_clusters() {
+    let rm = start("headroom", &[("yarn.resourcemanager.scheduler.class", FAIR)], Some(CAPPED));
+    rm.register_node("n1:1", 8192, 8);
+    rm.register_node("n2:1", 2048, 2);
+    let (s, id, body) = rm.submit("alice", "capped", json!({}));
+    assert_eq!(s, 202, "{body}");
+    let mut started = Vec::new();
+    for response_id in 0..50 {
+        started = rm.heartbeat_starts("n1:1", response_id);
+        if !started.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let am = started.pop().expect("the AM container is started on n1");
+    let env = |k: &str| am.launch.environment.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).unwrap();
+    let token = env("FAIRLOOM_AMRM_TOKEN");
+    let attempt = format!("appattempt_{}_000001", id.trim_start_matches("application_"));
+    let (s, reg) = rm.am_call(
+        "/fairloom/v1/am/register",
+        &token,
+        json!({ "attempt_id": attempt, "host": "h", "rpc_port": 0, "tracking_url": "" }),
+    );
+    assert_eq!(s, 200, "{reg}");
+    let ask = json!({ "priority": 1, "resource_name": "*", "capability": { "memory": 1024, "vCores": 1 }, "num_containers": 1 });
+    let (s, out) = rm.am_call(
+        "/fairloom/v1/am/allocate",
+        &token,
+        json!({ "attempt_id": attempt, "response_id": 0, "asks": [ask], "releases": [], "progress": 0.0 }),
+    );
+    assert_eq!(s, 200, "{out}");
+    // The queue may grow to 4096 MB and holds the AM's 1024: 3072 MB, 3 vcores of room, less
+    // than the cluster's 9216 MB free.
+    assert_eq!(out["headroom"], json!({ "memory": 3072, "vCores": 3 }), "{out}");
+    assert_eq!(out["num_cluster_nodes"], 2);
+    assert_eq!(out["updated_nodes"].as_array().map(Vec::len), Some(0), "nothing changed since register: {out}");
+}
