@@ -47,10 +47,12 @@ fn to_json(plan: &PreemptionPlan, now: i64) -> Value {
             "fair_share_timeout_ms": s.fair_share_timeout_ms, "below_owed_for_ms": s.below_fair_demand_for_ms,
             "fairshare_starvation": res(&s.fairshare_starvation), "queue_min_share": res(&s.queue_min_share),
             "min_share_timeout_ms": s.min_share_timeout_ms, "minshare_starvation": res(&s.minshare_starvation),
+            "requests": plan.requests.get(&s.name),
         })).collect::<Vec<_>>(),
         "would_preempt": plan.victims.iter().map(|v| json!({
             "container": v.name, "app": v.app, "queue": v.queue, "node": v.node, "resource": res(&v.resource),
             "am": v.is_am, "for": v.for_app, "app_usage_after": res(&v.app_usage_after), "app_fair_share": res(&v.app_fair_share),
+            "request": v.request, "relaxed": v.relaxed,
         })).collect::<Vec<_>>(),
         "not_starved": plan.not_starved.iter().map(|(a, why)| json!({"app": a, "why": why})).collect::<Vec<_>>(),
     })
@@ -99,6 +101,14 @@ pub fn run(args: &PreemptArgs) -> Result<ExitCode> {
             timeout(st.min_share_timeout_ms),
             show(&st.minshare_starvation)
         );
+        if let Some(walked) = plan.requests.get(&st.name) {
+            crate::outln!(
+                "  its requests, as preemption walks them (hosts, racks, then *; one level per priority and size):"
+            );
+            for line in walked {
+                crate::outln!("    {line}");
+            }
+        }
     }
     if !plan.victims.is_empty() {
         crate::outln!("WOULD PREEMPT (one node per starved container; non-AM containers first; victims stay at or above their fair share)");
@@ -111,7 +121,17 @@ pub fn run(args: &PreemptArgs) -> Result<ExitCode> {
             "AM",
             "for"
         );
+        let mut serving = None;
         for v in &plan.victims {
+            // Victims come grouped by the starved request they free room for.
+            let now_serving = (&v.for_app, &v.request, &v.relaxed);
+            if serving != Some(now_serving) {
+                crate::outln!("  for {}'s request {}:", v.for_app, v.request);
+                if let Some(why) = &v.relaxed {
+                    crate::outln!("    {why}");
+                }
+                serving = Some(now_serving);
+            }
             crate::outln!(
                 "  {:<16} {:<20} {:<10} {:<18} {:<4} {:<14} {} / {}",
                 v.name,

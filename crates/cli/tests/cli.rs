@@ -178,6 +178,30 @@ fn preempt_dry_run_explains_without_acting() {
 }
 
 #[test]
+fn preempt_dry_run_explains_a_host_request_served_elsewhere() {
+    // 1 GB on n2 and 3 GB anywhere at one priority; n2 would cost an AM container.
+    let path = scenario("fairloom/pre-host-request-spares-ams.json");
+    let o = fairloom(&["preempt", "--dry-run", path.to_str().unwrap(), "--at", "asked", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let walked = plan["starved"][0]["requests"].as_array().expect("the requests walked");
+    assert_eq!(walked.len(), 2, "{walked:?}");
+    assert!(walked[0].as_str().unwrap().contains("<memory:1024, vCores:1> at node n2: served"), "{walked:?}");
+    assert!(walked[1].as_str().unwrap().contains("at *: not served"), "{walked:?}");
+    let victims = plan["would_preempt"].as_array().unwrap();
+    assert_eq!(victims.len(), 1, "{victims:?}");
+    let v = &victims[0];
+    assert_eq!((v["app"].as_str(), v["node"].as_str(), v["am"].as_bool()), (Some("greedy1"), Some("n1"), Some(false)));
+    assert!(v["request"].as_str().unwrap().ends_with("at node n2"), "{v}");
+    let relaxed = v["relaxed"].as_str().expect("the relaxation is explained");
+    assert!(relaxed.contains("on n2 it would take 1 AM container") && relaxed.contains("n1 takes 0"), "{relaxed}");
+    let o = fairloom(&["preempt", "--dry-run", path.to_str().unwrap(), "--at", "asked"]);
+    let text = stdout(&o);
+    assert!(text.contains("for starving's request priority 1, 1 × <memory:1024, vCores:1> at node n2:"), "{text}");
+    assert!(text.contains("(YARN-7655)"), "{text}");
+}
+
+#[test]
 fn am_plan_reproduces_the_worked_example() {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/am-state.json");
     let mut state: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(example).unwrap()).unwrap();

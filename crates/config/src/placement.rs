@@ -49,14 +49,17 @@ impl RuleConfig {
         Self { kind, create, queue: None, nested: None, line: 0 }
     }
 
-    /// A rule after which no later rule can run.
+    /// A rule after which no later rule can run: YARN 3.x's rule table (`true`, `false` or
+    /// the rule's `create` flag), and a rule with a nested parent rule only when both are
+    /// terminal. `nestedUserQueue` with `secondaryGroupExistingQueue` inside may find no
+    /// parent queue, so a rule after it is reachable.
     pub fn is_terminal(&self) -> bool {
-        match self.kind {
+        let own = match self.kind {
             RuleKind::Specified | RuleKind::SecondaryGroupExistingQueue => false,
-            RuleKind::User | RuleKind::PrimaryGroup | RuleKind::Default => self.create,
-            RuleKind::NestedUserQueue => self.nested.as_ref().is_some_and(|n| n.create),
+            RuleKind::User | RuleKind::PrimaryGroup | RuleKind::Default | RuleKind::NestedUserQueue => self.create,
             RuleKind::Reject => true,
-        }
+        };
+        own && self.nested.as_ref().is_none_or(|parent| parent.is_terminal())
     }
 }
 
@@ -179,6 +182,43 @@ mod tests {
         assert!(rules.is_empty() && warnings.len() == 1);
         let (rules, _) = policy("<p><rule name='specified' create='false'/><rule name='nestedUserQueue'><rule name='default' queue='parent'/></rule></p>").unwrap();
         assert_eq!(rules[1].nested.as_ref().unwrap().queue.as_deref(), Some("root.parent"));
+    }
+
+    /// Every rule nested in nestedUserQueue, with both create flags, against YARN 3.x's table:
+    /// terminal when the rule's own entry and its parent's are both terminal.
+    #[test]
+    fn nested_rules_are_terminal_only_when_both_are() {
+        let table = [
+            ("user", None),
+            ("primaryGroup", None),
+            ("secondaryGroupExistingQueue", Some(false)),
+            ("specified", Some(false)),
+            ("default", None),
+        ];
+        for (parent, fixed) in table {
+            for outer in [true, false] {
+                for inner in [true, false] {
+                    let text = format!(
+                        "<p><rule name='nestedUserQueue' create='{outer}'><rule name='{parent}' create='{inner}'/></rule><rule name='default'/></p>"
+                    );
+                    let parent_terminal = fixed.unwrap_or(inner);
+                    let terminal = outer && parent_terminal;
+                    // A terminal first rule makes the default after it unreachable.
+                    assert_eq!(policy(&text).is_err(), terminal, "{text}");
+                    let alone = format!(
+                        "<p><rule name='nestedUserQueue' create='{outer}'><rule name='{parent}' create='{inner}'/></rule></p>"
+                    );
+                    // Alone, it must be terminal to be the last rule.
+                    assert_eq!(policy(&alone).is_ok(), terminal, "{alone}");
+                }
+            }
+        }
+        // The case users meet: a secondary group's queue if one exists, else the default.
+        let (rules, _) = policy(
+            "<p><rule name='nestedUserQueue'><rule name='secondaryGroupExistingQueue'/></rule><rule name='default'/></p>",
+        )
+        .unwrap();
+        assert!(!rules[0].is_terminal() && rules[1].is_terminal());
     }
 
     #[test]

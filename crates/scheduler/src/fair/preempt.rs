@@ -57,6 +57,19 @@ pub struct Victim {
     /// The victim app's usage once everything marked so far is gone: never below its fair share.
     pub app_usage_after: Resource,
     pub app_fair_share: Resource,
+    /// The starved request it frees room for: priority, size and where it asks.
+    pub request: String,
+    /// When the request's own nodes would have cost AM containers and its relaxed locality
+    /// sent the search to every other node (YARN-7655): what each would have cost.
+    pub relaxed: Option<String>,
+}
+
+/// A container marked for a starved app, and for which of its requests.
+struct Marked {
+    node: NodeId,
+    container: ContainerId,
+    request: String,
+    relaxed: Option<String>,
 }
 
 /// What preemption would do now, and why.
@@ -68,15 +81,21 @@ pub struct PreemptionPlan {
     pub victims: Vec<Victim>,
     /// Apps that want more but are not starved, and why.
     pub not_starved: Vec<(String, String)>,
+    /// By starved app: its requests in the order preemption walked them, and what became of
+    /// each (served, not needed, too large for what is left).
+    pub requests: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// One starved request: its size, how many, and the nodes that can serve it.
 struct StarvedRequest {
+    priority: i32,
     capability: Resource,
     count: i32,
     nodes: Vec<NodeId>,
     relax: bool,
     any: bool,
+    /// Where it asks (`node n1`, `rack /r1`, `*`), for explanations.
+    at: String,
 }
 
 /// Preemption counters.
@@ -208,10 +227,12 @@ impl FairScheduler {
             }
             for app in starved {
                 self.preemption.starved_app_checks += 1;
-                let victims = self.identify_and_mark(app, now);
+                let walk =
+                    plan.as_deref_mut().map(|p| p.requests.entry(self.apps[app.index()].name.clone()).or_default());
+                let victims = self.identify_and_mark(app, now, walk);
                 if let Some(plan) = plan.as_deref_mut() {
-                    for (node, c) in victims {
-                        plan.victims.push(self.explain_victim(app, node, c));
+                    for m in victims {
+                        plan.victims.push(self.explain_victim(app, m));
                     }
                 }
                 let delay = self.props.wait_time_before_kill_ms
@@ -303,63 +324,110 @@ impl FairScheduler {
     }
 
     /// For each container the starvation asks for: the cheapest set of victims on one node.
-    /// Returns what was marked.
-    fn identify_and_mark(&mut self, starved: AppId, now: Millis) -> Vec<(NodeId, ContainerId)> {
+    /// Returns what was marked; with `walk`, also says what became of each starved request.
+    fn identify_and_mark(&mut self, starved: AppId, now: Millis, mut walk: Option<&mut Vec<String>>) -> Vec<Marked> {
         let mut marked = Vec::new();
         let mut pending = self.starvation(starved);
         for request in self.starved_requests(starved) {
+            let capability = request.capability;
+            let describe = |n: i64| {
+                let size = crate::reason::ShowResource(&capability);
+                format!("priority {}, {n} × {size} at {}", request.priority, request.at)
+            };
             if pending.is_none() {
-                break;
+                match walk.as_deref_mut() {
+                    Some(w) => {
+                        w.push(format!("{}: not needed, the starvation is covered", describe(request.count.into())))
+                    }
+                    None => break,
+                }
+                continue;
             }
             // How many containers of this size the starvation covers (memory, as YARN's
             // scheduler-wide calculator counts).
-            let capability = request.capability;
             let fit = if capability.memory() > 0 { pending.memory() / capability.memory() } else { 0 };
             let n = fit.min(request.count as i64);
             if n <= 0 {
+                if let Some(w) = walk.as_deref_mut() {
+                    w.push(format!(
+                        "{}: not served, the {} of starvation left is less than one container",
+                        describe(request.count.into()),
+                        crate::reason::ShowResource(&pending)
+                    ));
+                }
                 continue;
             }
             pending = pending.sub_non_negative(capability.times(n));
+            let described = match walk.as_deref_mut() {
+                Some(w) => {
+                    w.push(format!("{}: served", describe(n)));
+                    describe(n)
+                }
+                None => String::new(),
+            };
             for _ in 0..n {
                 let mut best = self.best_victims(capability, &request.nodes);
+                let mut relaxed = None;
                 // A request that may relax looks elsewhere when its own nodes would cost AMs.
-                if request.relax && !request.any && best.as_ref().is_some_and(|(_, _, ams)| *ams > 0) {
+                if let Some((own, _, own_ams)) = best.as_ref().filter(|b| request.relax && !request.any && b.2 > 0) {
+                    let (own, own_ams) = (*own, *own_ams);
                     let others: Vec<NodeId> =
                         self.cluster.nodes().map(|(id, _)| id).filter(|id| !request.nodes.contains(id)).collect();
-                    if let Some(spare) = self.best_victims(capability, &others) {
-                        if best.as_ref().is_some_and(|b| spare.2 < b.2) {
-                            best = Some(spare);
-                        }
+                    let spare = self.best_victims(capability, &others).filter(|spare| spare.2 < own_ams);
+                    let own_name = &self.cluster.nodes[own.index()].name;
+                    relaxed = Some(match &spare {
+                        Some((node, _, ams)) => format!(
+                            "on {own_name} it would take {own_ams} AM container(s); the request relaxes locality, so every other node was searched and {} takes {ams} (YARN-7655)",
+                            self.cluster.nodes[node.index()].name
+                        ),
+                        None => format!(
+                            "on {own_name} it takes {own_ams} AM container(s): the request relaxes locality, but no other node takes fewer (YARN-7655)"
+                        ),
+                    });
+                    if spare.is_some() {
+                        best = spare;
                     }
                 }
                 if let Some((node, victims, _)) = best {
                     self.mark(starved, node, &victims, now);
-                    marked.extend(victims.iter().map(|&c| (node, c)));
+                    marked.extend(victims.iter().map(|&container| Marked {
+                        node,
+                        container,
+                        request: described.clone(),
+                        relaxed: relaxed.clone(),
+                    }));
                 }
             }
         }
         marked
     }
 
-    /// The starved app's requests at one locality level per key, as YARN's visited-request
-    /// tracker yields them: a host hides its rack and `*`, a rack hides `*` and its hosts.
-    /// Hosts come first, then racks, then `*` (YARN's order here is a hash map's).
+    /// The starved app's requests at one locality level per (priority, capability), as
+    /// YARN's visited-request tracker yields them: a host hides its rack and `*`, a rack
+    /// hides `*` and its hosts. Every key with an outstanding ask at any level counts, also
+    /// one without a `*` ask: YARN walks all of an app's requests, so an AM asking 1 GB on a
+    /// host and 10 GB anywhere has its host request served on its own. Hosts come first,
+    /// then racks, then `*` (YARN's order here is a hash map's).
     fn starved_requests(&self, app: AppId) -> Vec<StarvedRequest> {
         let mut out = Vec::new();
         let all: Vec<NodeId> = self.cluster.nodes().map(|(id, _)| id).collect();
-        for e in self.apps[app.index()].requests.iter().filter(|e| e.any_count() > 0) {
+        let outstanding =
+            |e: &&super::state::RequestEntry| e.any_count() > 0 || e.locations.values().any(|a| a.count > 0);
+        for e in self.apps[app.index()].requests.iter().filter(outstanding) {
             let mut hidden_racks = Vec::new();
             let mut any_hidden = false;
             for (&loc, ask) in e.locations.iter().filter(|(_, a)| a.count > 0) {
-                if let Some(node) = self.cluster.nodes().find(|(_, n)| n.location == loc).map(|(id, _)| id) {
-                    hidden_racks.push(self.cluster.nodes[node.index()].rack);
+                if let Some((node, n)) = self.cluster.nodes().find(|(_, n)| n.location == loc) {
+                    hidden_racks.push(n.rack);
                     any_hidden = true;
                     out.push(StarvedRequest {
+                        priority: e.priority,
                         capability: e.capability,
                         count: ask.count,
                         nodes: vec![node],
                         relax: ask.relax,
                         any: false,
+                        at: format!("node {}", n.name),
                     });
                 }
             }
@@ -371,20 +439,24 @@ impl FairScheduler {
                 }
                 any_hidden = true;
                 out.push(StarvedRequest {
+                    priority: e.priority,
                     capability: e.capability,
                     count: ask.count,
                     nodes: rack_nodes,
                     relax: ask.relax,
                     any: false,
+                    at: format!("rack {}", self.cluster.location_name(loc)),
                 });
             }
-            if !any_hidden {
+            if !any_hidden && e.any_count() > 0 {
                 out.push(StarvedRequest {
+                    priority: e.priority,
                     capability: e.capability,
                     count: e.any_count(),
                     nodes: all.clone(),
                     relax: true,
                     any: true,
+                    at: "*".to_string(),
                 });
             }
         }
@@ -416,7 +488,8 @@ impl FairScheduler {
         }
     }
 
-    fn explain_victim(&self, for_app: AppId, node: NodeId, c: ContainerId) -> Victim {
+    fn explain_victim(&self, for_app: AppId, m: Marked) -> Victim {
+        let (node, c) = (m.node, m.container);
         let container = &self.cluster.containers[c.index()];
         let a = &self.apps[container.app.index()];
         Victim {
@@ -430,6 +503,8 @@ impl FairScheduler {
             for_app: self.apps[for_app.index()].name.clone(),
             app_usage_after: a.usage.saturating_sub(a.marked_resource),
             app_fair_share: a.fair_share,
+            request: m.request,
+            relaxed: m.relaxed,
         }
     }
 
