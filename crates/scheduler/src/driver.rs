@@ -82,6 +82,8 @@ pub struct Counters {
     pub apps_rejected: u64,
     pub updates: u64,
     pub heartbeats: u64,
+    /// Every allocation, reservation and preemption kill so far, folded in order.
+    pub decisions: crate::digest::DecisionDigest,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

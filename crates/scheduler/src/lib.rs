@@ -12,6 +12,7 @@ pub mod audit;
 pub mod calc;
 pub mod capacity;
 pub mod cluster;
+pub mod digest;
 pub mod driver;
 pub mod fair;
 pub mod phases;

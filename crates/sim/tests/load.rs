@@ -24,7 +24,8 @@ fn decisions(r: &Value) -> Value {
         r["samples"],
         minutes,
         r["apps"],
-        r["ask_to_allocation_ms"]
+        r["ask_to_allocation_ms"],
+        r["decisions_digest"]
     ])
 }
 
@@ -73,6 +74,22 @@ fn same_seed_same_allocations() {
     // a different seed gives a different queue tree (weights), so different shares
     let c = simulate(&presets::generate(shape, 4), opts(50), 4).unwrap();
     assert_ne!(decisions(&a), decisions(&c));
+    assert_ne!(a["decisions_digest"], c["decisions_digest"]);
+}
+
+#[test]
+fn the_decisions_digest_follows_the_decisions() {
+    let w =
+        sls::from_trace(&data("trace.json"), Some(&data("nodes.json")), &data("allocations.xml"), Properties::new())
+            .unwrap();
+    let a = simulate(&w, opts(120), 1).unwrap();
+    let digest = a["decisions_digest"].as_str().unwrap().to_string();
+    assert_eq!(digest.len(), 16);
+    assert_eq!(simulate(&w, opts(120), 1).unwrap()["decisions_digest"], digest.as_str());
+    // Stopping before the last allocation leaves it out.
+    let early = simulate(&w, SimOptions { duration_ms: 1_000, ..opts(1) }, 1).unwrap();
+    assert!(early["allocations"].as_u64() < a["allocations"].as_u64());
+    assert_ne!(early["decisions_digest"], digest.as_str());
 }
 
 #[test]

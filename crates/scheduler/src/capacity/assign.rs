@@ -116,6 +116,12 @@ impl CapacityScheduler {
     /// Allocation on one node (`allocateContainersToNode` with `canAllocateMore`). Delay
     /// scheduling counts missed opportunities, not time; `now` dates new reservations.
     pub fn node_update_into(&mut self, node: NodeId, now: Millis, out: &mut Vec<Decision>) {
+        let from = out.len();
+        self.node_walk(node, now, out);
+        self.counters.decisions.decisions(&out[from..], &self.cluster);
+    }
+
+    fn node_walk(&mut self, node: NodeId, now: Millis, out: &mut Vec<Decision>) {
         if self.cluster.node(node).removed {
             return;
         }

@@ -54,6 +54,12 @@ impl FairScheduler {
     /// [`Self::node_update`], appending to a buffer the caller reuses (a heartbeat then
     /// allocates nothing on the heap unless a decision needs more room).
     pub fn node_update_into(&mut self, node: NodeId, now: Millis, decisions: &mut Vec<Decision>) {
+        let from = decisions.len();
+        self.node_walk(node, now, decisions);
+        self.counters.decisions.decisions(&decisions[from..], &self.cluster);
+    }
+
+    fn node_walk(&mut self, node: NodeId, now: Millis, decisions: &mut Vec<Decision>) {
         if self.cluster.nodes[node.index()].removed {
             return;
         }

@@ -630,6 +630,7 @@ impl FairScheduler {
                 continue;
             }
             let (app, r) = (c.app, c.resource);
+            self.counters.decisions.killed(app, c.node, r);
             self.finish_container(k.container, PREEMPTED);
             let a = &mut self.apps[app.index()];
             a.preempted += 1;

@@ -245,6 +245,7 @@ impl Metrics {
             "phases": phases,
             "scheduler_counters": {"heartbeats": counters.heartbeats, "updates": counters.updates,
                 "containers_allocated": counters.containers_allocated, "reservations_made": counters.reservations_made},
+            "decisions_digest": counters.decisions.hex(),
             "preemption": preemption.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<String, Value>>(),
             "audit_runs": self.audit_runs,
             "audit_mismatches": self.audit_mismatches,

@@ -7,7 +7,7 @@ use fairloom_model::Resource;
 use super::rng::Rng;
 use super::workload::{AppDef, NodeDef, Stage, TaskGroup, Workload};
 
-/// One preset's shape, documented in the README.
+/// One preset's shape, documented in docs/simulator.md.
 #[derive(Debug, Clone, Copy)]
 pub struct PresetShape {
     pub name: &'static str,

@@ -149,6 +149,8 @@ pub struct LocalityFigures {
     pub containers_released: u64,
     pub scheduler_ns: u64,
     pub audit_mismatches: usize,
+    /// The scheduler's decisions digest at the end (see `fairloom_scheduler::digest`).
+    pub decisions_digest: String,
 }
 
 fn level_name(l: Level) -> &'static str {
@@ -313,6 +315,7 @@ pub fn run(w: &SparkWorkload, strategy: Strategy, duration_ms: i64) -> Result<Lo
         }
     }
     figures.audit_mismatches = s.audit().len();
+    figures.decisions_digest = s.counters().decisions.hex();
     Ok(figures)
 }
 
@@ -423,6 +426,7 @@ pub fn compare(w: &SparkWorkload, duration_ms: i64) -> Result<Value, SimError> {
             "containers_released": f.containers_released,
             "scheduler_seconds": f.scheduler_ns as f64 / 1e9,
             "audit_mismatches": f.audit_mismatches,
+            "decisions_digest": f.decisions_digest,
         }));
     }
     Ok(

@@ -316,6 +316,7 @@ impl CapacityScheduler {
     fn kill(&mut self, container: ContainerId) {
         let c = self.cluster.container(container);
         let (app, resource) = (c.app, c.resource);
+        self.counters.decisions.killed(app, c.node, resource);
         self.finish_container(container, PREEMPTED);
         self.apps[app.index()].preempted += 1;
         self.monitor.counters.containers_killed += 1;
