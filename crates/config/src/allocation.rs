@@ -183,6 +183,7 @@ pub fn trim_queue_name(name: &str) -> &str {
 struct Loader<'t> {
     types: &'t ResourceTypes,
     out: AllocationFile,
+    lines: xml::Lines,
 }
 
 fn int(node: Node<'_, '_>) -> Result<i32> {
@@ -239,7 +240,7 @@ impl Loader<'_> {
         }
         let explicit_parent = element.attribute("type") == Some("parent");
         let mut q = QueueConfig::new(path.clone(), if explicit_parent { QueueType::Parent } else { QueueType::Leaf });
-        q.line = xml::line_of(element);
+        q.line = self.lines.line(element);
         let index = if path == "root" {
             // Root is always present (first); a configured root replaces the placeholder.
             self.out.queues[0] = q;
@@ -323,7 +324,7 @@ pub fn parse_allocation_file(text: &str, types: &ResourceTypes) -> Result<Alloca
     if root.tag_name().name() != "allocations" {
         return Err(error_at(root, "bad allocation file: the root element must be <allocations>"));
     }
-    let mut loader = Loader { types, out: AllocationFile::default() };
+    let mut loader = Loader { types, out: AllocationFile::default(), lines: xml::Lines::of(&doc) };
     let queue_elements: Vec<Node> =
         xml::elements(root).filter(|n| matches!(n.tag_name().name(), "queue" | "pool")).collect();
     let mut legacy_fair_timeout = None;

@@ -25,6 +25,7 @@ pub fn parse_site_xml_with_lines(text: &str) -> Result<(Properties, BTreeMap<Str
     }
     let mut props = Properties::new();
     let mut lines = BTreeMap::new();
+    let index = xml::Lines::of(&doc);
     for property in xml::elements(root) {
         if property.tag_name().name() != "property" {
             return Err(xml::error_at(property, "unknown element: only <property> may appear in <configuration>"));
@@ -33,7 +34,7 @@ pub fn parse_site_xml_with_lines(text: &str) -> Result<(Properties, BTreeMap<Str
         let mut value = None;
         for field in xml::elements(property) {
             match field.tag_name().name() {
-                "name" => name = Some((xml::text(field).to_string(), xml::line_of(field))),
+                "name" => name = Some((xml::text(field).to_string(), index.line(field))),
                 "value" => value = Some(field.text().unwrap_or("").to_string()),
                 "description" | "final" | "source" => {}
                 other => return Err(xml::error_at(field, format!("unknown element <{other}> in <property>"))),

@@ -11,6 +11,7 @@ use fairloom_model::{Resource, ANY};
 use fairloom_scheduler::driver::{AnyScheduler, Scheduler, SubmitSpec};
 use fairloom_scheduler::{AppId, Ask, ContainerId, Decision};
 
+use super::keymap::{union, KeyMap};
 use super::metrics::{Metrics, Phase};
 use super::workload::Workload;
 
@@ -118,6 +119,8 @@ impl Wheel {
     }
 }
 
+const NO_APP: u32 = u32::MAX;
+
 /// (priority, capability as an array): a request key the AM tracks.
 type Key = (i32, [i64; fairloom_model::MAX_RESOURCE_TYPES]);
 
@@ -130,13 +133,19 @@ struct SimApp {
     stage_done: u64,
     running: u64,
     /// What the scheduler still has pending, per key (ANY count).
-    outstanding: BTreeMap<Key, u64>,
+    outstanding: KeyMap<Key, u64>,
     /// (time asked, count) queue per key, to measure ask → allocation latency.
-    asked_at: BTreeMap<Key, std::collections::VecDeque<(i64, u64)>>,
+    asked_at: KeyMap<Key, std::collections::VecDeque<(i64, u64)>>,
     am_running: bool,
     finished: bool,
     /// When the current stage started (its groups' request delays count from here).
     stage_started_ms: i64,
+    /// What the AM's asks depend on (stage, remaining, outstanding) moved since its last
+    /// heartbeat. When it has not, and the stage asks only at `*` without delays, the asks
+    /// would be empty: the heartbeat skips computing them.
+    asks_dirty: bool,
+    /// The current stage's groups all ask at `*` only, at once.
+    plain_stage: bool,
 }
 
 struct SimContainer {
@@ -154,8 +163,13 @@ pub struct Simulation<'w> {
     s: AnyScheduler,
     wheel: Wheel,
     apps: Vec<SimApp>,
-    by_app_id: HashMap<AppId, u32>,
+    /// By scheduler app id (dense): the workload's app index, `NO_APP` for none.
+    by_app_id: Vec<u32>,
     containers: Vec<SimContainer>,
+    /// Slots of `containers` whose container was reported done, reused.
+    free_containers: Vec<u32>,
+    /// `am_heartbeat`'s wanted counts, reused.
+    want: KeyMap<Key, u64>,
     node_ids: Vec<fairloom_scheduler::NodeId>,
     /// By scheduler node id: containers whose run has ended, reported at the node's next
     /// heartbeat (as YARN's NodeManager and SLS's NM simulator report them).
@@ -199,11 +213,13 @@ impl<'w> Simulation<'w> {
                 stage_total: 0,
                 stage_done: 0,
                 running: 0,
-                outstanding: BTreeMap::new(),
-                asked_at: BTreeMap::new(),
+                outstanding: KeyMap::default(),
+                asked_at: KeyMap::default(),
                 am_running: false,
                 finished: false,
                 stage_started_ms: 0,
+                asks_dirty: true,
+                plain_stage: false,
             })
             .collect();
         if opts.phase_timers {
@@ -217,8 +233,10 @@ impl<'w> Simulation<'w> {
             s,
             wheel,
             apps,
-            by_app_id: HashMap::new(),
+            by_app_id: Vec::new(),
             containers: Vec::new(),
+            free_containers: Vec::new(),
+            want: KeyMap::default(),
             node_ids,
             finished_on,
             completed: Vec::new(),
@@ -292,7 +310,10 @@ impl<'w> Simulation<'w> {
         let spec = SubmitSpec::new(&def.name, &def.queue, &def.user, def.am);
         let id = self.s.submit(&spec, t);
         self.metrics.record(Phase::AppLifecycle, start, t);
-        self.by_app_id.insert(id, i);
+        if self.by_app_id.len() <= id.index() {
+            self.by_app_id.resize(id.index() + 1, NO_APP);
+        }
+        self.by_app_id[id.index()] = i;
         let app = &mut self.apps[i as usize];
         app.id = Some(id);
         if self.s.app(id).rejection.is_some() {
@@ -314,10 +335,12 @@ impl<'w> Simulation<'w> {
         app.stage = stage;
         app.stage_done = 0;
         app.stage_started_ms = t;
+        app.asks_dirty = true;
         match def.stages.get(stage) {
             Some(s) => {
                 app.remaining = s.groups.iter().map(|g| g.count).collect();
                 app.stage_total = app.remaining.iter().sum();
+                app.plain_stage = s.groups.iter().all(|g| g.host.is_none() && g.request_delay_ms <= 0);
             }
             None => {
                 app.remaining.clear();
@@ -335,9 +358,15 @@ impl<'w> Simulation<'w> {
             return;
         }
         let Some(id) = app.id else { return };
+        if !app.asks_dirty && app.plain_stage {
+            self.wheel.push(t + self.opts.am_heartbeat_ms, Ev::AmHeartbeat(i));
+            return;
+        }
+        app.asks_dirty = false;
         let Some(stage) = def.stages.get(app.stage) else { return };
         let mut budget = self.w.max_outstanding.unwrap_or(u64::MAX);
-        let mut want: BTreeMap<Key, u64> = BTreeMap::new();
+        let mut want = std::mem::take(&mut self.want);
+        want.clear();
         let mut hosts: BTreeMap<(Key, String), u64> = BTreeMap::new();
         for (g, remaining) in stage.groups.iter().zip(&app.remaining) {
             if g.request_delay_ms > t - app.stage_started_ms {
@@ -349,7 +378,7 @@ impl<'w> Simulation<'w> {
                 continue;
             }
             let key = (g.priority, g.resource.to_array());
-            *want.entry(key).or_default() += n;
+            *want.entry_or_default(key) += n;
             if let Some(h) = &g.host {
                 *hosts.entry((key, h.clone())).or_default() += n;
                 if let Some(r) = self.rack_of_host.get(h) {
@@ -358,7 +387,7 @@ impl<'w> Simulation<'w> {
             }
         }
         let mut asks = Vec::new();
-        let keys: std::collections::BTreeSet<Key> = want.keys().chain(app.outstanding.keys()).copied().collect();
+        let keys: Vec<Key> = union(&want, &app.outstanding).collect();
         for key in keys {
             let desired = want.get(&key).copied().unwrap_or(0);
             let current = app.outstanding.get(&key).copied().unwrap_or(0);
@@ -373,7 +402,7 @@ impl<'w> Simulation<'w> {
                 relax_locality: true,
                 node_label: None,
             });
-            let queue = app.asked_at.entry(key).or_default();
+            let queue = app.asked_at.entry_or_default(key);
             if desired > current {
                 queue.push_back((t, desired - current));
             } else {
@@ -400,6 +429,7 @@ impl<'w> Simulation<'w> {
                 node_label: None,
             });
         }
+        self.want = want;
         if !asks.is_empty() {
             let start = Instant::now();
             let result = self.s.set_asks(id, &asks);
@@ -448,11 +478,12 @@ impl<'w> Simulation<'w> {
 
     fn allocated(&mut self, app_id: AppId, container: ContainerId, t: i64) {
         self.metrics.allocated(t);
-        let Some(&i) = self.by_app_id.get(&app_id) else { return };
+        let Some(&i) = self.by_app_id.get(app_id.index()).filter(|&&i| i != NO_APP) else { return };
         let c = self.s.container(container);
         let (priority, resource, node, is_am, seq) = (c.priority, c.resource, c.node, c.is_am, c.seq);
         let def = &self.w.apps[i as usize];
         let app = &mut self.apps[i as usize];
+        app.asks_dirty = true;
         if is_am {
             app.am_running = true;
             self.start_stage(i, 0, t);
@@ -493,8 +524,17 @@ impl<'w> Simulation<'w> {
         app.remaining[g] -= 1;
         app.running += 1;
         if let Some(ms) = stage.groups[g].duration_ms {
-            let idx = self.containers.len() as u32;
-            self.containers.push(SimContainer { id: container, seq, app: i, node });
+            let record = SimContainer { id: container, seq, app: i, node };
+            let idx = match self.free_containers.pop() {
+                Some(idx) => {
+                    self.containers[idx as usize] = record;
+                    idx
+                }
+                None => {
+                    self.containers.push(record);
+                    self.containers.len() as u32 - 1
+                }
+            };
             self.wheel.push(t + ms, Ev::Done(idx));
         }
     }
@@ -508,6 +548,8 @@ impl<'w> Simulation<'w> {
     /// The AM learns that its container finished (its node has reported it).
     fn reported_done(&mut self, c: u32, t: i64) {
         let i = self.containers[c as usize].app;
+        // Its run ended (`Done`) and its node reported it: nothing refers to the slot now.
+        self.free_containers.push(c);
         self.metrics.completions += 1;
         let app = &mut self.apps[i as usize];
         app.running -= 1;

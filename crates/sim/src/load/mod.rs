@@ -3,6 +3,7 @@
 
 pub mod capacity;
 mod engine;
+mod keymap;
 pub mod metrics;
 pub mod presets;
 pub mod report;
