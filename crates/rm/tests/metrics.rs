@@ -42,15 +42,7 @@ fn queue_and_cluster_metrics_follow_the_scheduler() {
     rm.register_node("n1:1", 8192, 8);
     let (s, id, body) = rm.submit("alice", "a", json!({}));
     assert_eq!(s, 202, "{body}");
-    // The scheduler's update runs on the loop's tick: heartbeat until the AM is placed.
-    let mut started = Vec::new();
-    for response_id in 0..50 {
-        started = rm.heartbeat("n1:1", response_id);
-        if !started.is_empty() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let started = rm.heartbeat_until_started("n1:1");
     assert_eq!(started.len(), 1, "the AM container is started on the node");
 
     let text = scrape_until(&rm, "the AM's allocation", |t| {

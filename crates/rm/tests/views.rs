@@ -15,14 +15,7 @@ fn an_attempts_containers_and_its_node_are_shown_as_the_core_has_them() {
     rm.register_node("n1:1", 8192, 8);
     let (s, id, body) = rm.submit("alice", "default", json!({}));
     assert_eq!(s, 202, "{body}");
-    let mut started = Vec::new();
-    for response_id in 0..50 {
-        started = rm.heartbeat("n1:1", response_id);
-        if !started.is_empty() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let started: Vec<String> = rm.heartbeat_until_started("n1:1").into_iter().map(|c| c.container_id).collect();
     assert_eq!(started.len(), 1, "the AM container is started on the node");
     let am = &started[0];
 
@@ -88,14 +81,7 @@ fn an_allocate_answers_the_queues_room_within_the_clusters() {
     rm.register_node("n2:1", 2048, 2);
     let (s, id, body) = rm.submit("alice", "capped", json!({}));
     assert_eq!(s, 202, "{body}");
-    let mut started = Vec::new();
-    for response_id in 0..50 {
-        started = rm.heartbeat_starts("n1:1", response_id);
-        if !started.is_empty() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let mut started = rm.heartbeat_until_started("n1:1");
     let am = started.pop().expect("the AM container is started on n1");
     let env = |k: &str| am.launch.environment.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).unwrap();
     let token = env("FAIRLOOM_AMRM_TOKEN");

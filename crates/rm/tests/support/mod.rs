@@ -135,6 +135,19 @@ impl Rm {
         assert_eq!(s, 200, "{body}");
     }
 
+    /// Heartbeat node `name` until it is told to start something (the scheduler's update
+    /// runs on the loop's tick, so an AM is placed a tick after its submission), at most 5 s.
+    pub fn heartbeat_until_started(&self, name: &str) -> Vec<StartContainer> {
+        for response_id in 0..50 {
+            let started = self.heartbeat_starts(name, response_id);
+            if !started.is_empty() {
+                return started;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        Vec::new()
+    }
+
     /// One heartbeat of node `name` reporting nothing; the ids of the containers it is told
     /// to start.
     pub fn heartbeat(&self, name: &str, response_id: u64) -> Vec<String> {
