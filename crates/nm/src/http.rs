@@ -30,10 +30,8 @@ pub fn router(node: Node) -> Router {
 
 async fn prometheus(State(node): State<Node>) -> Response {
     let mut r = node.env.metrics.render(&node.table).into_response();
-    r.headers_mut().insert(
-        "content-type",
-        axum::http::HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
-    );
+    r.headers_mut()
+        .insert("content-type", axum::http::HeaderValue::from_static(fairloom_protocol::OPENMETRICS_CONTENT_TYPE));
     r
 }
 

@@ -27,6 +27,9 @@ pub mod paths {
     pub const AMRM_TOKEN_HEADER: &str = "X-Fairloom-AMRM-Token";
 }
 
+/// What the RM's and the NodeManagers' `/metrics` answer with: prometheus-client's text.
+pub const OPENMETRICS_CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
 /// Environment variables the RM gives an AM container beside YARN's own.
 pub mod env {
     /// `host:port` of the application-master protocol.

@@ -36,7 +36,7 @@ pub fn cluster_info(core: &Core) -> Value {
 }
 
 pub fn cluster_metrics(core: &Core) -> Value {
-    let count = |s: AppState| core.apps.values().filter(|a| a.state == s).count();
+    let count = AppState::tally(&core.apps);
     let pending_apps =
         count(AppState::Accepted) + count(AppState::Submitted) + count(AppState::New) + count(AppState::NewSaving);
     let cluster = core.sched.cluster();

@@ -237,8 +237,9 @@ impl RmMetrics {
         for state in ["unhealthy", "decommissioned", "decommissioning", "rebooted", "shutdown"] {
             self.nodes.get_or_create(&StateLabel { state: state.into() }).set(0);
         }
+        let count = AppState::tally(&core.apps);
         for s in AppState::ALL {
-            let n = core.apps.values().filter(|a| a.state == s).count() as i64;
+            let n = count(s) as i64;
             self.apps.get_or_create(&StateLabel { state: s.name().to_ascii_lowercase() }).set(n);
         }
 

@@ -32,10 +32,6 @@ enum Kind {
 }
 
 impl DecisionDigest {
-    pub fn value(self) -> u64 {
-        self.0
-    }
-
     /// As `sim --json` prints it: 16 hex digits.
     pub fn hex(self) -> String {
         format!("{:016x}", self.0)

@@ -73,14 +73,6 @@ impl LiveContainers {
         self.by_app.values().flat_map(|e| &e.ids).filter_map(|id| self.by_id.get(id))
     }
 
-    pub fn len(&self) -> usize {
-        self.by_id.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.by_id.is_empty()
-    }
-
     /// `app`'s live containers, every attempt, in id order.
     pub fn of_app(&self, app: ApplicationId) -> impl Iterator<Item = &RmContainer> {
         self.by_app.get(&app).into_iter().flat_map(|e| &e.ids).filter_map(|id| self.by_id.get(id))
@@ -149,7 +141,7 @@ mod tests {
         assert!(live.changed(app1) > before, "a new list never looks like an old one");
         live.remove("container_1_0001_01_000003");
         assert!(!live.by_app.contains_key(&app1), "an application without containers leaves no entry");
-        assert_eq!(live.len(), 1);
+        assert_eq!(live.values().count(), 1);
         let app2 = ApplicationId { cluster_timestamp: 1, id: 2 };
         let before = live.changed(app2);
         assert!(live.set_running("container_1_0002_01_000001"));

@@ -55,6 +55,16 @@ impl AppState {
         Self::Killed,
     ];
 
+    /// How many of `apps` are in each state, counted in one pass (views and
+    /// metrics ask for several states at every publish).
+    pub fn tally(apps: &BTreeMap<ApplicationId, RmApp>) -> impl Fn(AppState) -> usize {
+        let mut counts = [0usize; Self::ALL.len()];
+        for a in apps.values() {
+            counts[a.state as usize] += 1;
+        }
+        move |s| counts[s as usize]
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Self::New => "NEW",

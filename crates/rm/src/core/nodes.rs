@@ -369,11 +369,6 @@ impl Core {
         });
     }
 
-    /// How many nodes are RUNNING.
-    pub fn running_nodes(&self) -> usize {
-        self.nodes.values().filter(|n| n.state == NodeState::Running).count()
-    }
-
     /// The app an attempt-id string names, with the attempt number.
     pub fn parse_attempt(&self, text: &str) -> Option<(ApplicationId, u32)> {
         let a: fairloom_model::ApplicationAttemptId = text.parse().ok()?;

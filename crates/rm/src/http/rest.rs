@@ -71,8 +71,7 @@ async fn around_every_call(
 
 async fn prometheus(State(ctx): State<Ctx>) -> Response {
     let mut r = ctx.metrics.render().into_response();
-    r.headers_mut()
-        .insert("content-type", HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"));
+    r.headers_mut().insert("content-type", HeaderValue::from_static(fairloom_protocol::OPENMETRICS_CONTENT_TYPE));
     r
 }
 

@@ -148,12 +148,6 @@ impl Rm {
         Vec::new()
     }
 
-    /// One heartbeat of node `name` reporting nothing; the ids of the containers it is told
-    /// to start.
-    pub fn heartbeat(&self, name: &str, response_id: u64) -> Vec<String> {
-        self.heartbeat_starts(name, response_id).into_iter().map(|c| c.container_id).collect()
-    }
-
     /// One heartbeat of node `name` reporting nothing; the containers it is told to start.
     pub fn heartbeat_starts(&self, name: &str, response_id: u64) -> Vec<StartContainer> {
         let tracker = self.handle.as_ref().unwrap().tracker;

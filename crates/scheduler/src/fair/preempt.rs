@@ -358,10 +358,12 @@ impl FairScheduler {
                 continue;
             }
             pending = pending.sub_non_negative(capability.times(n));
+            let explaining = walk.is_some();
             let described = match walk.as_deref_mut() {
                 Some(w) => {
-                    w.push(format!("{}: served", describe(n)));
-                    describe(n)
+                    let d = describe(n);
+                    w.push(format!("{d}: served"));
+                    d
                 }
                 None => String::new(),
             };
@@ -375,7 +377,7 @@ impl FairScheduler {
                         self.cluster.nodes().map(|(id, _)| id).filter(|id| !request.nodes.contains(id)).collect();
                     let spare = self.best_victims(capability, &others).filter(|spare| spare.2 < own_ams);
                     let own_name = &self.cluster.nodes[own.index()].name;
-                    relaxed = Some(match &spare {
+                    relaxed = explaining.then(|| match &spare {
                         Some((node, _, ams)) => format!(
                             "on {own_name} it would take {own_ams} AM container(s); the request relaxes locality, so every other node was searched and {} takes {ams} (YARN-7655)",
                             self.cluster.nodes[node.index()].name
