@@ -9,7 +9,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -17,40 +16,20 @@ import time
 import urllib.request
 from html.parser import HTMLParser
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from rm_site import FAIR, write_site  # noqa: E402
+
 BIN = os.path.abspath(sys.argv[1])
 OUT = os.path.abspath(sys.argv[2])
-FAIR = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler"
 ALLOCATIONS = """<allocations>
   <queue name="a"><weight>1</weight></queue>
   <queue name="b"><weight>3</weight><maxRunningApps>1</maxRunningApps></queue>
 </allocations>"""
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def write_conf(d):
-    ports = [free_port() for _ in range(3)]
-    props = {
-        "yarn.resourcemanager.scheduler.class": FAIR,
-        "yarn.resourcemanager.webapp.address": f"127.0.0.1:{ports[0]}",
-        "yarn.resourcemanager.resource-tracker.address": f"127.0.0.1:{ports[1]}",
-        "yarn.resourcemanager.scheduler.address": f"127.0.0.1:{ports[2]}",
-        "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": "100",
-        "yarn.scheduler.fair.user-as-default-queue": "false",
-    }
-    site = "<configuration>" + "".join(
-        f"<property><name>{k}</name><value>{v}</value></property>" for k, v in props.items()
-    ) + "</configuration>"
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "yarn-site.xml"), "w") as f:
-        f.write(site)
-    with open(os.path.join(d, "fair-scheduler.xml"), "w") as f:
-        f.write(ALLOCATIONS)
-    return f"http://127.0.0.1:{ports[0]}"
+    extra = {"yarn.scheduler.fair.user-as-default-queue": "false"}
+    return write_site(d, FAIR, {"fair-scheduler.xml": ALLOCATIONS}, extra)
 
 
 def wait(what, f, within=60):

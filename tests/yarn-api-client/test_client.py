@@ -6,52 +6,26 @@ another. Bounded: every wait has a deadline; fairloom is stopped at the end."""
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
-from yarn_api_client.base import APIError
-from yarn_api_client.auth import SimpleAuth
-from yarn_api_client.resource_manager import ResourceManager
-
-CAPACITY = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from rm_site import CAPACITY, configuration, write_site  # noqa: E402
+from yarn_api_client.base import APIError  # noqa: E402
+from yarn_api_client.auth import SimpleAuth  # noqa: E402
+from yarn_api_client.resource_manager import ResourceManager  # noqa: E402
 
 
 def write_conf(d):
-    ports = [free_port() for _ in range(3)]
-    props = {
-        "yarn.resourcemanager.scheduler.class": CAPACITY,
-        "yarn.resourcemanager.webapp.address": f"127.0.0.1:{ports[0]}",
-        "yarn.resourcemanager.resource-tracker.address": f"127.0.0.1:{ports[1]}",
-        "yarn.resourcemanager.scheduler.address": f"127.0.0.1:{ports[2]}",
-        "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": "100",
-    }
-    site = "<configuration>" + "".join(
-        f"<property><name>{k}</name><value>{v}</value></property>" for k, v in props.items()
-    ) + "</configuration>"
     cs = {
         "yarn.scheduler.capacity.root.queues": "default,batch",
         "yarn.scheduler.capacity.root.default.capacity": "60",
         "yarn.scheduler.capacity.root.batch.capacity": "40",
         "yarn.scheduler.capacity.root.batch.maximum-capacity": "100",
     }
-    capacity = "<configuration>" + "".join(
-        f"<property><name>{k}</name><value>{v}</value></property>" for k, v in cs.items()
-    ) + "</configuration>"
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "yarn-site.xml"), "w") as f:
-        f.write(site)
-    with open(os.path.join(d, "capacity-scheduler.xml"), "w") as f:
-        f.write(capacity)
-    return f"http://127.0.0.1:{ports[0]}"
+    return write_site(d, CAPACITY, {"capacity-scheduler.xml": configuration(cs)})
 
 
 def wait(what, f, within=60):
