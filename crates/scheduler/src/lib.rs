@@ -16,6 +16,7 @@ pub mod digest;
 pub mod driver;
 pub mod fair;
 pub mod phases;
+mod prefetch;
 pub mod reason;
 
 pub use cluster::{ids, live};

@@ -1,41 +1,32 @@
 //! The ordered members of one queue (child queues of a parent, apps of a leaf).
 //!
-//! Keys live in a slab and a sorted array of slab indices gives the order. At fair-share
-//! equilibrium the member that is served jumps from the front to the back, so a move crosses
-//! the whole set: here that shifts 4-byte indices (400 bytes for 100 children) instead of
-//! 48-byte keys, and the binary searches read keys within one small slab, where a B-tree
-//! would walk and rebalance its nodes.
+//! A sorted array of keys. At fair-share equilibrium the member that is served jumps from
+//! the front towards the back, so a move shifts part of the array by one key (a memmove of
+//! a few hundred bytes to a few kilobytes, a few dozen cycles); the binary searches read
+//! keys in place, one load per probe. Two other layouts measured no better or worse (see
+//! docs/performance.md): keys in a slab with sorted 4-byte slot numbers (a smaller shift,
+//! but every probe two dependent loads), and that plus a parallel array of the keys'
+//! leading parts for the searches.
 
 use super::order::OrderKey;
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Members {
     /// A copy of the first member's key. The walk reads only this at each level it passes
-    /// through: one load from the queue instead of two dependent ones (the order, then the
-    /// slab), each a likely cache miss in a large tree.
+    /// through: one load from the queue instead of two dependent ones (the array, then its
+    /// first key), each a likely cache miss in a large tree.
     head: Option<OrderKey>,
-    /// Keys by slot; free slots hold stale keys and are listed in `free`.
-    slots: Vec<OrderKey>,
-    free: Vec<u32>,
-    /// Slots in key order.
-    order: Vec<u32>,
+    /// In key order.
+    keys: Vec<OrderKey>,
 }
-
-impl PartialEq for Members {
-    fn eq(&self, other: &Self) -> bool {
-        self.iter().eq(other.iter())
-    }
-}
-
-impl Eq for Members {}
 
 impl Members {
     pub fn len(&self) -> usize {
-        self.order.len()
+        self.keys.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.order.is_empty()
+        self.keys.is_empty()
     }
 
     #[inline]
@@ -46,41 +37,23 @@ impl Members {
     /// Keep `head` in step with the order after a change.
     #[inline]
     fn set_head(&mut self) {
-        self.head = self.order.first().map(|&s| self.slots[s as usize]);
+        self.head = self.keys.first().copied();
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &OrderKey> {
-        self.order.iter().map(|&s| &self.slots[s as usize])
-    }
-
-    /// Position of `key` in `order`, or where it would go.
-    #[inline]
-    fn search(&self, key: &OrderKey) -> Result<usize, usize> {
-        let slots = &self.slots;
-        self.order.binary_search_by(|&s| slots[s as usize].cmp(key))
+        self.keys.iter()
     }
 
     /// The first member ordered after `key` (which need not be a member).
     pub fn after(&self, key: &OrderKey) -> Option<&OrderKey> {
-        let slots = &self.slots;
-        let i = self.order.partition_point(|&s| slots[s as usize] <= *key);
-        self.order.get(i).map(|&s| &self.slots[s as usize])
+        let i = self.keys.partition_point(|k| k <= key);
+        self.keys.get(i)
     }
 
     /// False if `key` was already a member.
     pub fn insert(&mut self, key: OrderKey) -> bool {
         let Err(i) = self.search(&key) else { return false };
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.slots[s as usize] = key;
-                s
-            }
-            None => {
-                self.slots.push(key);
-                (self.slots.len() - 1) as u32
-            }
-        };
-        self.order.insert(i, slot);
+        self.keys.insert(i, key);
         self.set_head();
         true
     }
@@ -88,45 +61,75 @@ impl Members {
     /// False if `key` was not a member.
     pub fn remove(&mut self, key: &OrderKey) -> bool {
         let Ok(i) = self.search(key) else { return false };
-        let slot = self.order.remove(i);
-        self.free.push(slot);
+        self.keys.remove(i);
         self.set_head();
         true
+    }
+
+    /// How many keys of `keys` (sorted) are less than `key`. Branch-free, unlike the
+    /// standard searches here: the next probe is chosen by a select on the comparison, so
+    /// the probes (each a likely cache miss) cost no mispredicted jumps.
+    #[inline]
+    fn count_less(keys: &[OrderKey], key: &OrderKey) -> usize {
+        let mut base = 0;
+        let mut size = keys.len();
+        if size == 0 {
+            return 0;
+        }
+        while size > 1 {
+            let half = size / 2;
+            let mid = base + half;
+            base = if keys[mid] < *key { mid } else { base };
+            size -= half;
+        }
+        base + usize::from(keys[base] < *key)
+    }
+
+    /// Position of `key`, or where it would go.
+    #[inline]
+    fn search(&self, key: &OrderKey) -> Result<usize, usize> {
+        let i = Self::count_less(&self.keys, key);
+        if self.keys.get(i) == Some(key) {
+            Ok(i)
+        } else {
+            Err(i)
+        }
     }
 
     /// Move a member from `old` to `new`, or insert `new` if `old` is not a member. `new`
     /// must not be another member's key (keys end in a unique id).
     pub fn replace(&mut self, old: &OrderKey, new: OrderKey) {
+        // The searches below probe the array one dependent load after another; on a large
+        // cluster it has usually left the cache since this queue was last served. Asked for
+        // all at once, its lines arrive in about the time of one. (Asking for the sets of the
+        // whole root-to-leaf path before the keys are computed measured no better.)
+        crate::prefetch::slice(&self.keys);
         // The member just served is usually the first: look there before searching.
-        let found = match self.first() {
-            Some(k) if k == old => Ok(0),
+        let found = match self.head {
+            Some(ref k) if k == old => Ok(0),
             _ => self.search(old),
         };
         let Ok(i) = found else {
             self.insert(new);
             return;
         };
-        let slot = self.order[i];
-        let slots = &self.slots;
+        let keys = &mut self.keys;
         if new > *old {
             // Everything after i that is still smaller than `new` moves one place left. A
             // served member often lands last: one comparison settles that.
-            let last = self.order.len() - 1;
-            let j = if i < last && slots[self.order[last] as usize] < new {
-                last + 1
-            } else {
-                i + 1 + self.order[i + 1..].partition_point(|&s| slots[s as usize] < new)
-            };
-            // One memmove: `rotate_left` on short slices moves element by element.
-            self.order.copy_within(i + 1..j, i);
-            self.order[j - 1] = slot;
+            let last = keys.len() - 1;
+            let j =
+                if i < last && keys[last] < new { last + 1 } else { i + 1 + Self::count_less(&keys[i + 1..], &new) };
+            keys.copy_within(i + 1..j, i);
+            keys[j - 1] = new;
         } else {
-            let j = self.order[..i].partition_point(|&s| slots[s as usize] < new);
-            self.order.copy_within(j..i, j + 1);
-            self.order[j] = slot;
+            let j = Self::count_less(&keys[..i], &new);
+            keys.copy_within(j..i, j + 1);
+            keys[j] = new;
         }
-        self.slots[slot as usize] = new;
-        self.set_head();
+        if i == 0 || self.head.is_some_and(|h| new < h) {
+            self.set_head();
+        }
     }
 }
 

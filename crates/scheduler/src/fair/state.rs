@@ -12,8 +12,10 @@ pub use crate::driver::AppState;
 use crate::ids::{AppId, LocationId, NodeId, QueueId};
 use crate::reason::WaitReason;
 
-/// A queue's effective settings, after defaults and inheritance.
+/// A queue's effective settings, after defaults and inheritance. In C order: the two a
+/// re-keying reads (weight, min share) first, next to the queue's hot fields.
 #[derive(Debug, Clone, PartialEq)]
+#[repr(C)]
 pub struct QueueSettings {
     pub weight: f32,
     pub min_share: Resource,
@@ -33,13 +35,33 @@ pub struct QueueSettings {
     pub acl_administer_apps: Acl,
 }
 
+/// A queue. In C order: first what the heartbeat walk and every re-keying read (the ordered
+/// members, the queue's own key and the values it is computed from, the max-share flags),
+/// then the settings, whose weight and min share come first; the rest (names, app lists,
+/// shares) is read by updates, submissions and reports. See [`App`] for why.
 #[derive(Debug, Clone)]
+#[repr(C, align(64))]
 pub struct Queue {
+    /// Children (or, in a leaf, apps) with pending demand, in the policy's order.
+    pub members: super::members::Members,
+    /// This queue's key in its parent's `members`, while it is one.
+    pub order_key: Option<OrderKey>,
+    pub usage: Resource,
+    pub demand: Resource,
+    pub parent: Option<QueueId>,
+    /// Rank of the name among all queue names (the tie-break).
+    pub order_rank: u64,
+    pub leaf: bool,
+    /// `max_share` is finite in some type (otherwise no usage can exceed it).
+    pub max_share_bounded: bool,
+    /// This queue or an ancestor has a bounded max share: the max-share checks of an
+    /// allocation below it must run.
+    pub path_bounded: bool,
+    pub policy: PolicyKind,
+    pub settings: QueueSettings,
     /// Full path: `root.a.b`.
     pub name: String,
-    pub parent: Option<QueueId>,
     pub children: Vec<QueueId>,
-    pub leaf: bool,
     /// Created at run time by placement rather than configured.
     pub dynamic: bool,
     pub reservable: bool,
@@ -47,34 +69,19 @@ pub struct Queue {
     pub removed: bool,
     /// A leaf/parent conversion the configuration asks for, deferred while the queue has apps.
     pub pending_conversion: Option<bool>,
-    pub settings: QueueSettings,
-    pub policy: PolicyKind,
     /// Leaves: runnable and waiting applications, in arrival order.
     pub runnable_apps: Vec<AppId>,
     pub non_runnable_apps: Vec<AppId>,
     /// Runnable applications in this subtree (maxRunningApps and "active").
     pub runnable_count: u32,
-    pub usage: Resource,
-    pub demand: Resource,
     /// Σ of the children's (or apps') demands before the max-share cap, kept between
     /// updates so a changed app moves only its own path.
     pub demand_sum: Resource,
     pub am_usage: Resource,
     pub fair_share: Resource,
     pub steady_fair_share: Resource,
-    /// Children (or, in a leaf, apps) with pending demand, in the policy's order.
-    pub members: super::members::Members,
-    /// This queue's key in its parent's `members`, while it is one.
-    pub order_key: Option<OrderKey>,
-    /// Rank of the name among all queue names (the tie-break).
-    pub order_rank: u64,
     /// The effective max share, resolved against the current cluster.
     pub max_share: Resource,
-    /// `max_share` is finite in some type (otherwise no usage can exceed it).
-    pub max_share_bounded: bool,
-    /// This queue or an ancestor has a bounded max share: the max-share checks of an
-    /// allocation below it must run.
-    pub path_bounded: bool,
     /// Last time the leaf was not starved for its min share.
     pub last_time_at_min_share: Millis,
     /// What the last instantaneous split of this queue's share read (see `update`).
@@ -134,47 +141,53 @@ impl RequestEntry {
     }
 }
 
+/// An application. Declared in C order, the fields every heartbeat, allocation and
+/// completion reads first, so they share four cache lines (the rest of the record, about
+/// twice that, is read on submission, preemption and reporting): on a cluster with 100,000
+/// apps each visit to an app is a cache miss, and one wave of adjacent lines costs little
+/// more than one line.
 #[derive(Debug, Clone)]
+#[repr(C, align(64))]
 pub struct App {
+    /// This app's key in its leaf's `members`, while it is one.
+    pub order_key: Option<OrderKey>,
+    pub usage: Resource,
+    /// Usage plus pending at the last update (YARN caches demand between updates).
+    pub demand: Resource,
+    /// Outstanding asks at `*`: Σ count × capability (kept incrementally).
+    pub pending: Resource,
+    /// Sorted by priority, then arrival of the capability.
+    pub requests: Vec<RequestEntry>,
+    pub queue: Option<QueueId>,
+    /// Live containers (each container's `seq` gives allocation order).
+    pub live: crate::live::LiveList,
+    pub start_time: Millis,
+    /// The tie-break name (YARN's id string) as an order-preserving number.
+    pub order_rank: u64,
+    pub next_container_seq: u32,
+    pub state: AppState,
+    pub runnable: bool,
+    pub unmanaged_am: bool,
+    pub am_running: bool,
+    /// Usage or pending changed since the last update (the app is in the dirty list).
+    pub demand_dirty: bool,
+    /// Why the app got nothing the last time it was offered a node (or why it waits).
+    pub wait: Option<WaitReason>,
     /// The caller's name for the application (the scenario's `app`).
     pub name: String,
     pub yarn_id: ApplicationId,
     /// `application_<ts>_<seq>`: YARN's tie-break compares this string.
     pub id_string: String,
     pub user: String,
-    pub queue: Option<QueueId>,
-    pub start_time: Millis,
-    pub state: AppState,
     pub rejection: Option<String>,
-    pub runnable: bool,
-    pub unmanaged_am: bool,
-    pub am_running: bool,
     pub am_resource: Resource,
-    /// Sorted by priority, then arrival of the capability.
-    pub requests: Vec<RequestEntry>,
-    /// Outstanding asks at `*`: Σ count × capability (kept incrementally).
-    pub pending: Resource,
-    pub usage: Resource,
-    /// Usage plus pending at the last update (YARN caches demand between updates).
-    pub demand: Resource,
     /// The demand this app contributes to `demand_counted_in`'s `demand_sum`.
     pub demand_counted: Resource,
     pub demand_counted_in: Option<QueueId>,
-    /// Usage or pending changed since the last update (the app is in the dirty list).
-    pub demand_dirty: bool,
     pub fair_share: Resource,
-    /// Live containers (each container's `seq` gives allocation order).
-    pub live: crate::live::LiveList,
-    pub next_container_seq: u32,
     /// Nodes on which this app holds a reservation.
     pub reserved_nodes: Vec<NodeId>,
-    /// Why the app got nothing the last time it was offered a node (or why it waits).
-    pub wait: Option<WaitReason>,
     pub preempted: u32,
-    /// This app's key in its leaf's `members`, while it is one.
-    pub order_key: Option<OrderKey>,
-    /// The tie-break name (YARN's id string) as an order-preserving number.
-    pub order_rank: u64,
     pub fairshare_starvation: Resource,
     pub minshare_starvation: Resource,
     pub last_time_at_fair_share: Millis,
