@@ -424,6 +424,18 @@ mod tests {
     }
 
     #[test]
+    fn more_resource_types_than_the_build_holds_name_the_property() {
+        let extra = |n: usize| (0..n).map(|i| format!("example.com/t{i}")).collect::<Vec<_>>().join(",");
+        let max = fairloom_model::MAX_RESOURCE_TYPES;
+        let fits = props(&[(names::RESOURCE_TYPES, &extra(max - 2))]);
+        assert_eq!(SchedulerProperties::from_properties(&fits, &[]).unwrap().resource_types.len(), max);
+        let e =
+            SchedulerProperties::from_properties(&props(&[(names::RESOURCE_TYPES, &extra(max - 1))]), &[]).unwrap_err();
+        assert_eq!(e.element.as_deref(), Some(names::RESOURCE_TYPES));
+        assert!(e.message.contains("wide-resources"), "{e}");
+    }
+
+    #[test]
     fn bad_values_name_the_property() {
         let e = SchedulerProperties::from_properties(&props(&[(names::ASSIGN_MULTIPLE, "yes")]), &[]).unwrap_err();
         assert_eq!(e.element.as_deref(), Some(names::ASSIGN_MULTIPLE));
