@@ -82,7 +82,7 @@ fn a_failing_command_fails_the_app_with_the_exit_codes() {
     });
     eventually(Duration::from_secs(10), "the RM's queue metrics", || {
         let text = ureq::get(&format!("http://{}/metrics", c.web)).call().ok()?.into_string().ok()?;
-        text.contains("fairloom_queue_apps_completed{queue=\"root.default\"} 1").then_some(())
+        text.contains("fairloom_queue_apps_completed_total{queue=\"root.default\"} 1").then_some(())
     });
 }
 

@@ -131,7 +131,9 @@ pub fn app_info(core: &Core, app: &RmApp) -> Value {
         _ => String::new(),
     };
     let mut diagnostics = app.diagnostics.clone();
-    if app.state == AppState::Accepted {
+    // Until its AM has a container, an accepted app waits on the scheduler, which says why;
+    // after, on its AM (whose state `diagnostics` holds).
+    if app.state == AppState::Accepted && attempt.is_none_or(|a| a.am_container.is_none()) {
         if let Some(w) = view.as_ref().and_then(|v| v.wait.as_ref()) {
             diagnostics = format!("[fairloom] {w}");
         }

@@ -39,7 +39,7 @@ pub struct PhaseLabel {
 type QueueGauge = Family<QueueLabel, Gauge>;
 
 /// The queue gauges, in registration order (name, help).
-const QUEUE_GAUGES: [(&str, &str); 26] = [
+const QUEUE_GAUGES: [(&str, &str); 20] = [
     ("queue_allocated_mb", "Memory allocated to the queue's containers (QueueMetrics AllocatedMB)"),
     ("queue_allocated_vcores", "Vcores allocated to the queue's containers (AllocatedVCores)"),
     ("queue_allocated_containers", "Live containers of the queue (AllocatedContainers)"),
@@ -49,14 +49,8 @@ const QUEUE_GAUGES: [(&str, &str); 26] = [
     ("queue_pending_vcores", "Vcores its runnable applications ask for (PendingVCores)"),
     ("queue_reserved_mb", "Memory reserved on nodes for the queue's applications (ReservedMB)"),
     ("queue_reserved_vcores", "Vcores reserved for the queue's applications (ReservedVCores)"),
-    ("queue_apps_submitted", "Applications submitted to the queue since the RM started (AppsSubmitted)"),
     ("queue_apps_running", "Applications RUNNING in the queue (AppsRunning)"),
     ("queue_apps_pending", "Applications ACCEPTED and not yet running (AppsPending)"),
-    ("queue_apps_completed", "Applications FINISHED since the RM started (AppsCompleted)"),
-    ("queue_apps_killed", "Applications KILLED since the RM started (AppsKilled)"),
-    ("queue_apps_failed", "Applications FAILED since the RM started (AppsFailed)"),
-    ("queue_containers_allocated", "Containers allocated since the RM started (AggregateContainersAllocated)"),
-    ("queue_containers_released", "Containers released since the RM started (AggregateContainersReleased)"),
     ("queue_fair_share_mb", "Instantaneous fair share (Fair) or guaranteed capacity (Capacity), memory"),
     ("queue_fair_share_vcores", "Instantaneous fair share or guaranteed capacity, vcores"),
     ("queue_steady_fair_share_mb", "Steady fair share (Fair) or configured capacity (Capacity), memory"),
@@ -68,9 +62,23 @@ const QUEUE_GAUGES: [(&str, &str); 26] = [
     ("queue_max_am_share_mb", "The AM limit of the leaf (MaxAMShareMB)"),
 ];
 
+/// The queue counters (cumulative since the RM started, so Prometheus counters, exposed
+/// with `_total`), in registration order.
+const QUEUE_COUNTERS: [(&str, &str); 6] = [
+    ("queue_apps_submitted", "Applications submitted to the queue since the RM started (AppsSubmitted)"),
+    ("queue_apps_completed", "Applications FINISHED since the RM started (AppsCompleted)"),
+    ("queue_apps_killed", "Applications KILLED since the RM started (AppsKilled)"),
+    ("queue_apps_failed", "Applications FAILED since the RM started (AppsFailed)"),
+    ("queue_containers_allocated", "Containers allocated since the RM started (AggregateContainersAllocated)"),
+    ("queue_containers_released", "Containers released since the RM started (AggregateContainersReleased)"),
+];
+
+type QueueCounter = Family<QueueLabel, Counter>;
+
 pub struct RmMetrics {
     registry: Registry,
     queue: Vec<QueueGauge>,
+    queue_counters: Vec<QueueCounter>,
     nodes: Family<StateLabel, Gauge>,
     apps: Family<StateLabel, Gauge>,
     phase_seconds: Family<PhaseLabel, Counter<f64, AtomicU64>>,
@@ -121,8 +129,17 @@ impl RmMetrics {
                 g
             })
             .collect();
+        let queue_counters: Vec<QueueCounter> = QUEUE_COUNTERS
+            .iter()
+            .map(|(name, help)| {
+                let c = QueueCounter::default();
+                registry.register(*name, *help, c.clone());
+                c
+            })
+            .collect();
         let m = Self {
             queue,
+            queue_counters,
             nodes: Family::default(),
             apps: Family::default(),
             phase_seconds: Family::default(),
@@ -188,7 +205,7 @@ impl RmMetrics {
             let available = r.max.saturating_sub(r.used);
             let free = by_queue.free;
             let available = Resource::new(available.memory().min(free.memory()), available.vcores().min(free.vcores()));
-            let values: [i64; 26] = [
+            let values: [i64; 20] = [
                 r.used.memory(),
                 r.used.vcores(),
                 live,
@@ -198,14 +215,8 @@ impl RmMetrics {
                 r.pending.vcores(),
                 reserved.memory(),
                 reserved.vcores(),
-                counts.submitted as i64,
                 running,
                 pending,
-                counts.completed as i64,
-                counts.killed as i64,
-                counts.failed as i64,
-                counts.containers_allocated as i64,
-                counts.containers_released as i64,
                 r.share.memory(),
                 r.share.vcores(),
                 r.steady.memory(),
@@ -219,12 +230,31 @@ impl RmMetrics {
             for (g, v) in self.queue.iter().zip(values) {
                 g.get_or_create(&label).set(v);
             }
+            let totals = [
+                counts.submitted,
+                counts.completed,
+                counts.killed,
+                counts.failed,
+                counts.containers_allocated,
+                counts.containers_released,
+            ];
+            for (c, total) in self.queue_counters.iter().zip(totals) {
+                // The core keeps the totals; a counter only moves up, by what was added.
+                let counter = c.get_or_create(&label);
+                let seen = counter.get();
+                if total > seen {
+                    counter.inc_by(total - seen);
+                }
+            }
             seen.insert(r.name.clone());
         }
         for gone in last.queues.difference(&seen) {
             let label = QueueLabel { queue: gone.clone() };
             for g in &self.queue {
                 g.remove(&label);
+            }
+            for c in &self.queue_counters {
+                c.remove(&label);
             }
         }
         last.queues = seen;

@@ -50,13 +50,13 @@ fn queue_and_cluster_metrics_follow_the_scheduler() {
     });
     assert_eq!(metric(&text, "fairloom_queue_allocated_vcores", Some("root.a")), Some(1.0));
     assert_eq!(metric(&text, "fairloom_queue_allocated_mb", Some("root.b")), Some(0.0));
-    assert_eq!(metric(&text, "fairloom_queue_apps_submitted", Some("root.a")), Some(1.0));
+    assert_eq!(metric(&text, "fairloom_queue_apps_submitted_total", Some("root.a")), Some(1.0));
     assert_eq!(
         metric(&text, "fairloom_queue_apps_pending", Some("root.a")),
         Some(1.0),
         "ACCEPTED until the AM registers"
     );
-    assert_eq!(metric(&text, "fairloom_queue_containers_allocated", Some("root.a")), Some(1.0));
+    assert_eq!(metric(&text, "fairloom_queue_containers_allocated_total", Some("root.a")), Some(1.0));
     assert_eq!(metric(&text, "fairloom_queue_am_resource_usage_mb", Some("root.a")), Some(1024.0));
     assert_eq!(metric(&text, "fairloom_queue_available_mb", Some("root.a")), Some(8192.0 - 1024.0));
     assert_eq!(metric(&text, "fairloom_cluster_nodes", Some("active")), Some(1.0));
@@ -85,10 +85,20 @@ fn queue_and_cluster_metrics_follow_the_scheduler() {
     // A kill: counted as killed, its container released.
     let (s, body) = rm.put(&id, "state", "alice", json!({"state": "KILLED"}));
     assert_eq!(s, 200, "{body}");
-    let text = scrape_until(&rm, "the kill", |t| metric(t, "fairloom_queue_apps_killed", Some("root.a")) == Some(1.0));
-    assert_eq!(metric(&text, "fairloom_queue_containers_released", Some("root.a")), Some(1.0));
+    let text =
+        scrape_until(&rm, "the kill", |t| metric(t, "fairloom_queue_apps_killed_total", Some("root.a")) == Some(1.0));
+    assert_eq!(metric(&text, "fairloom_queue_containers_released_total", Some("root.a")), Some(1.0));
     assert_eq!(metric(&text, "fairloom_queue_apps_pending", Some("root.a")), Some(0.0));
 }
+
+const QUEUE_TOTALS: [&str; 6] = [
+    "queue_apps_submitted",
+    "queue_apps_completed",
+    "queue_apps_killed",
+    "queue_apps_failed",
+    "queue_containers_allocated",
+    "queue_containers_released",
+];
 
 #[test]
 fn the_metrics_page_is_prometheus_text() {
@@ -99,4 +109,8 @@ fn the_metrics_page_is_prometheus_text() {
     assert!(text.ends_with("# EOF\n"), "{text}");
     assert!(text.contains("# TYPE fairloom_queue_allocated_mb gauge"));
     assert!(text.contains("# TYPE fairloom_rm_node_heartbeat_seconds histogram"));
+    // What counts since the RM started is a counter (rates and resets work in PromQL).
+    for name in QUEUE_TOTALS {
+        assert!(text.contains(&format!("# TYPE fairloom_{name} counter")), "{name}: {text}");
+    }
 }

@@ -6,8 +6,9 @@ mod support;
 
 use std::time::{Duration, Instant};
 
+use fairloom_protocol::{ContainerState, ContainerStatus, Res};
 use serde_json::json;
-use support::{call, start, FAIR};
+use support::{call, start, Rm, FAIR};
 
 #[test]
 fn an_attempts_containers_and_its_node_are_shown_as_the_core_has_them() {
@@ -104,4 +105,55 @@ fn an_allocate_answers_the_queues_room_within_the_clusters() {
     assert_eq!(out["headroom"], json!({ "memory": 3072, "vCores": 3 }), "{out}");
     assert_eq!(out["num_cluster_nodes"], 2);
     assert_eq!(out["updated_nodes"].as_array().map(Vec::len), Some(0), "nothing changed since register: {out}");
+}
+
+/// Poll the app until its state and diagnostics are `state` and `diagnostics` (the REST view
+/// follows the loop's publish), at most 10 s.
+fn await_app(rm: &Rm, id: &str, state: &str, diagnostics: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (s, a) = rm.app(id);
+        assert_eq!(s, 200, "{a}");
+        if a["app"]["state"] == state && a["app"]["diagnostics"] == diagnostics {
+            return;
+        }
+        assert!(Instant::now() < deadline, "wanted {state} with {diagnostics:?}, still: {a}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn an_accepted_apps_diagnostics_follow_its_am_until_it_registers() {
+    let rm = start("amstate", &[("yarn.resourcemanager.scheduler.class", FAIR)], None);
+    rm.register_node("n1:1", 8192, 8);
+    let (s, id, body) = rm.submit("alice", "default", json!({}));
+    assert_eq!(s, 202, "{body}");
+    let am = rm.heartbeat_until_started("n1:1").pop().expect("the AM container is started");
+    // YARN's AMState messages: assigned, then launched once the node reports it running.
+    await_app(
+        &rm,
+        &id,
+        "ACCEPTED",
+        "Scheduler has assigned a container for AM, waiting for AM container to be launched",
+    );
+    let running = ContainerStatus {
+        container_id: am.container_id.clone(),
+        state: ContainerState::Running,
+        exit_status: 0,
+        diagnostics: String::new(),
+        resource: Res::new(1024, 1),
+        priority: 0,
+    };
+    rm.heartbeat_reporting("n1:1", 100, vec![running]);
+    await_app(&rm, &id, "ACCEPTED", "AM container is launched, waiting for AM container to Register with RM");
+    let token = am.launch.environment.iter().find(|(k, _)| k == "FAIRLOOM_AMRM_TOKEN").map(|(_, v)| v.clone()).unwrap();
+    let attempt = format!("appattempt_{}_000001", id.trim_start_matches("application_"));
+    let (s, reg) = rm.am_call(
+        "/fairloom/v1/am/register",
+        &token,
+        json!({ "attempt_id": attempt, "host": "h", "rpc_port": 0, "tracking_url": "" }),
+    );
+    assert_eq!(s, 200, "{reg}");
+    // Registered: YARN clears the AM launch diagnostics.
+    await_app(&rm, &id, "RUNNING", "");
 }

@@ -12,10 +12,40 @@ use fairloom_scheduler::{Ask, Scheduler};
 use super::{res_of, resource_of, AppState, AttemptState, Core};
 use crate::error::RmError;
 
+/// Where an attempt's AM stands between its submission and its registration: what YARN's
+/// `SchedulerApplicationAttempt.AMState` puts in the app's diagnostics meanwhile (the
+/// scheduler's wait reason before the AM has a container, these after; cleared when the AM
+/// registers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AmState {
+    Assigned,
+    Launched,
+}
+
+impl AmState {
+    pub(crate) fn diagnostics(self) -> &'static str {
+        match self {
+            AmState::Assigned => "Scheduler has assigned a container for AM, waiting for AM container to be launched",
+            AmState::Launched => "AM container is launched, waiting for AM container to Register with RM",
+        }
+    }
+}
+
 const NOT_REGISTERED: &str = "ApplicationMasterNotRegisteredException";
 const INVALID_AM_REQUEST: &str = "InvalidApplicationMasterRequestException";
 
 impl Core {
+    /// The AM of `app_id`'s current attempt reached `state` (its container was assigned, or
+    /// its node reported it running): the diagnostics say so while the app is accepted.
+    pub(super) fn am_state(&mut self, app_id: ApplicationId, state: AmState) {
+        if let Some(app) = self.apps.get_mut(&app_id) {
+            let registered = app.attempt().is_some_and(|a| a.registered);
+            if app.state == AppState::Accepted && !registered {
+                app.diagnostics = state.diagnostics().to_string();
+            }
+        }
+    }
+
     /// The live attempt `attempt_id` names, checked against its AMRM token.
     fn live_attempt(&self, attempt_id: &str, token: &str) -> Result<ApplicationId, RmError> {
         let (app_id, number) = self
@@ -85,6 +115,8 @@ impl Core {
         a.response_id = 0;
         a.last_response = None;
         app.state = AppState::Running;
+        // YARN resets the AM launch diagnostics once the AM registers.
+        app.diagnostics.clear();
         self.persist(app_id)?;
         Ok(RegisterAmResponse { maximum_capability: max, queue, containers_from_previous_attempts: known })
     }

@@ -54,17 +54,19 @@ impl LiveContainers {
         self.by_id.contains_key(id)
     }
 
-    /// Mark a container running (what the node reported); false when it is not live.
-    pub fn set_running(&mut self, id: &str) -> bool {
-        let Some(c) = self.by_id.get_mut(id) else { return false };
-        if !c.running {
-            c.running = true;
-            self.clock += 1;
-            if let Some(entry) = self.by_app.get_mut(&c.app) {
-                entry.changed = self.clock;
-            }
+    /// Mark a container running (what the node reported). `None` when it is not live;
+    /// otherwise the container, if this report is the first to say it runs.
+    pub fn set_running(&mut self, id: &str) -> Option<Option<&RmContainer>> {
+        let c = self.by_id.get_mut(id)?;
+        if c.running {
+            return Some(None);
         }
-        true
+        c.running = true;
+        self.clock += 1;
+        if let Some(entry) = self.by_app.get_mut(&c.app) {
+            entry.changed = self.clock;
+        }
+        Some(Some(&*c))
     }
 
     /// Every live container, by application and then id (a stable order, for the messages
@@ -144,8 +146,9 @@ mod tests {
         assert_eq!(live.values().count(), 1);
         let app2 = ApplicationId { cluster_timestamp: 1, id: 2 };
         let before = live.changed(app2);
-        assert!(live.set_running("container_1_0002_01_000001"));
+        assert!(live.set_running("container_1_0002_01_000001").is_some_and(|first| first.is_some()));
         assert!(live.changed(app2) > before, "starting is a change the views show");
-        assert!(!live.set_running("container_1_0001_01_000001"));
+        assert!(live.set_running("container_1_0002_01_000001").is_some_and(|first| first.is_none()), "once");
+        assert!(live.set_running("container_1_0001_01_000001").is_none());
     }
 }

@@ -11,7 +11,8 @@ use fairloom_protocol::node::{
 use fairloom_protocol::{env, exit, ContainerState, ContainerStatus, LaunchContext};
 use fairloom_scheduler::{Decision, NodeSpec, Scheduler};
 
-use super::{res_of, resource_of, AttemptState, Core, NodeState, RmContainer, RmNode, Slot};
+use super::am::AmState;
+use super::{res_of, resource_of, AppState, AttemptState, Core, NodeState, RmContainer, RmNode, Slot};
 use crate::error::RmError;
 
 impl Core {
@@ -151,11 +152,14 @@ impl Core {
                         finished.push((c, status.clone()));
                     }
                 }
-                _ => {
-                    if !self.containers.set_running(&status.container_id) {
-                        unknown_running.push(status.container_id.clone());
+                _ => match self.containers.set_running(&status.container_id) {
+                    None => unknown_running.push(status.container_id.clone()),
+                    Some(Some(c)) if c.is_am => {
+                        let app = c.app;
+                        self.am_state(app, AmState::Launched);
                     }
-                }
+                    Some(_) => {}
+                },
             }
         }
         let mut decisions = std::mem::take(&mut self.decisions);
@@ -273,6 +277,9 @@ impl Core {
             let user = app.user.clone();
             if app.launch_time == 0 {
                 app.launch_time = now;
+            }
+            if app.state == AppState::Accepted {
+                app.diagnostics = AmState::Assigned.diagnostics().to_string();
             }
             if let Some(a) = app.attempt_mut() {
                 a.state = AttemptState::Launched;

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use fairloom_config::properties::Properties;
 use fairloom_protocol::node::{NodeHeartbeatRequest, NodeHeartbeatResponse, RegisterNodeRequest, StartContainer};
-use fairloom_protocol::{paths, Res};
+use fairloom_protocol::{paths, ContainerStatus, Res};
 use fairloom_rm::conf::RmConf;
 use fairloom_rm::RmHandle;
 
@@ -150,11 +150,21 @@ impl Rm {
 
     /// One heartbeat of node `name` reporting nothing; the containers it is told to start.
     pub fn heartbeat_starts(&self, name: &str, response_id: u64) -> Vec<StartContainer> {
+        self.heartbeat_reporting(name, response_id, Vec::new())
+    }
+
+    /// One heartbeat of node `name` reporting `containers`; the containers it is told to start.
+    pub fn heartbeat_reporting(
+        &self,
+        name: &str,
+        response_id: u64,
+        containers: Vec<ContainerStatus>,
+    ) -> Vec<StartContainer> {
         let tracker = self.handle.as_ref().unwrap().tracker;
         let req = NodeHeartbeatRequest {
             node_id: name.to_string(),
             response_id,
-            containers: Vec::new(),
+            containers,
             healthy: true,
             health_report: String::new(),
         };
