@@ -179,6 +179,12 @@ impl PhaseClock for LoopClock {
     fn now_ns(&self) -> u64 {
         self.0.elapsed().as_nanos() as u64
     }
+
+    /// Timing every heartbeat's walk step by step took a sixth of the loop's time under
+    /// `bench rm` (5,000 nodes); one in 16 still gives /metrics hundreds of samples a second.
+    fn sample_every(&self) -> u32 {
+        16
+    }
 }
 
 /// Run the loop until `stop` is set or every sender is gone.

@@ -126,6 +126,7 @@ impl CapacityScheduler {
             return;
         }
         self.counters.heartbeats += 1;
+        self.phase_clock.heartbeat(self.counters.heartbeats);
         let (mut offswitch, mut assigned) = (0, 0);
         loop {
             let outcome = self.allocate_on_node(node, now, out);
@@ -168,7 +169,7 @@ impl CapacityScheduler {
             let limit = self.cluster.partitions[0].total;
             outcome = self.assign_parent(ROOT, Offer { respect: false, ..offer }, limit, out);
         }
-        self.phases.assignment_ns += self.clock_ns().saturating_sub(t0);
+        self.phases.assignment_ns += self.since_ns(t0);
         outcome
     }
 
@@ -216,7 +217,7 @@ impl CapacityScheduler {
         // reserved metric, which is the default partition's).
         let reserved = self.q(q).parts[PartitionId::DEFAULT.index()].reserved;
         if self.queue_limit(q, offer, limit, reserved).is_err() {
-            self.phases.precheck_ns += self.clock_ns().saturating_sub(t0);
+            self.phases.precheck_ns += self.since_ns(t0);
             return Outcome::NONE;
         }
         let mut blocked = None;
@@ -240,7 +241,7 @@ impl CapacityScheduler {
         } else {
             let children = self.sorted_children(q, offer.partition, offer.respect);
             self.phases.children_skipped += (self.q(q).children.len() - children.len()) as u64;
-            self.phases.ordering_ns += self.clock_ns().saturating_sub(t0);
+            self.phases.ordering_ns += self.since_ns(t0);
             // YARN's way, every child visited: the property tests hold the shortcut to it.
             for child in children {
                 let outcome = self.assign_child(q, child, offer, limit, &mut blocked, out);

@@ -87,7 +87,7 @@ pub struct CapacityScheduler {
     pub(crate) wait_seq: u64,
     pub counters: Counters,
     pub phases: PhaseTimes,
-    pub(crate) phase_clock: Option<Box<dyn PhaseClock>>,
+    pub(crate) phase_clock: crate::phases::PhaseTimer,
 }
 
 impl Clone for CapacityScheduler {
@@ -111,7 +111,7 @@ impl Clone for CapacityScheduler {
             wait_seq: self.wait_seq,
             counters: self.counters.clone(),
             phases: self.phases.clone(),
-            phase_clock: None,
+            phase_clock: Default::default(),
         }
     }
 }
@@ -153,7 +153,7 @@ impl CapacityScheduler {
             wait_seq: 0,
             counters: Counters::default(),
             phases: PhaseTimes::default(),
-            phase_clock: None,
+            phase_clock: Default::default(),
         };
         s.build_tree(&conf)?;
         Ok(s)
@@ -246,7 +246,7 @@ impl CapacityScheduler {
         next.max_app_priority = max_app_priority;
         next.acl_enabled = merged.get(ACL_ENABLE).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
         next.rebuild_tree(&conf)?;
-        next.phase_clock = self.phase_clock.take();
+        next.phase_clock = std::mem::take(&mut self.phase_clock);
         *self = next;
         Ok(())
     }
@@ -271,12 +271,18 @@ impl CapacityScheduler {
 
     /// Time the allocation's phases with the driver's clock (counters are kept regardless).
     pub fn set_phase_clock(&mut self, clock: Box<dyn PhaseClock>) {
-        self.phase_clock = Some(clock);
+        self.phase_clock.set(clock);
     }
 
     #[inline]
     pub(crate) fn clock_ns(&self) -> u64 {
-        self.phase_clock.as_ref().map_or(0, |c| c.now_ns())
+        self.phase_clock.now()
+    }
+
+    /// Nanoseconds since `t0` (a `clock_ns`), for the phase totals.
+    #[inline]
+    pub(crate) fn since_ns(&self, t0: u64) -> u64 {
+        self.phase_clock.since(t0)
     }
 
     pub(crate) fn groups_of(&self, user: &str) -> Vec<String> {

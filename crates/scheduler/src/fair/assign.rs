@@ -64,6 +64,7 @@ impl FairScheduler {
             return;
         }
         self.counters.heartbeats += 1;
+        self.phase_clock.heartbeat(self.counters.heartbeats);
         // The switches are read once per scheduling pass.
         self.walk = self.props.optimizations;
         // Room freed by preemption goes to the app it was freed for, first.
@@ -73,7 +74,7 @@ impl FairScheduler {
         if let Some(r) = self.cluster.nodes[node.index()].reservation {
             valid_reservation = self.assign_reserved(r, node, now, decisions);
         }
-        self.phases.reservations_ns += self.clock_ns().saturating_sub(t0);
+        self.phases.reservations_ns += self.since_ns(t0);
         if !valid_reservation {
             let max_to_assign = self.cluster.nodes[node.index()].unallocated().multiply_truncate(0.5);
             let mut count = 0u32;
@@ -211,7 +212,7 @@ impl FairScheduler {
         let t0 = self.clock_ns();
         let blocked = self.cluster.nodes[node.index()].reservation.is_some()
             || (self.must_check_max(self.q(id).max_share_bounded) && !self.walk_usage(id).fits_in(&self.max_share(id)));
-        self.phases.precheck_ns += self.clock_ns().saturating_sub(t0);
+        self.phases.precheck_ns += self.since_ns(t0);
         if blocked {
             return Assigned::None;
         }
@@ -229,7 +230,7 @@ impl FairScheduler {
             loop {
                 let t0 = self.clock_ns();
                 let next = self.next_member(id, cursor.as_ref());
-                self.phases.ordering_ns += self.clock_ns().saturating_sub(t0);
+                self.phases.ordering_ns += self.since_ns(t0);
                 let Some(key) = next else { break };
                 let member = Self::member_id(&key);
                 let r = if leaf {
@@ -247,7 +248,7 @@ impl FairScheduler {
         if self.q(id).leaf {
             let t0 = self.clock_ns();
             let apps = self.apps_with_demand(id);
-            self.phases.ordering_ns += self.clock_ns().saturating_sub(t0);
+            self.phases.ordering_ns += self.since_ns(t0);
             for app in apps {
                 let r = self.assign_app(app, node, now, out);
                 if r != Assigned::None {
@@ -257,7 +258,7 @@ impl FairScheduler {
         } else {
             let t0 = self.clock_ns();
             let children = self.ordered_children(id);
-            self.phases.ordering_ns += self.clock_ns().saturating_sub(t0);
+            self.phases.ordering_ns += self.since_ns(t0);
             for child in children {
                 let r = self.assign_queue(child, node, now, out);
                 if r != Assigned::None {
@@ -317,7 +318,7 @@ impl FairScheduler {
         let t0 = self.clock_ns();
         let r =
             if self.over_am_share_limit(app) { Assigned::None } else { self.assign_app_on(app, node, false, now, out) };
-        self.phases.assignment_ns += self.clock_ns().saturating_sub(t0);
+        self.phases.assignment_ns += self.since_ns(t0);
         r
     }
 

@@ -45,7 +45,7 @@ pub struct FairScheduler {
     pub(crate) kills: Vec<super::preempt::PendingKill>,
     pub preemption: super::preempt::PreemptionCounters,
     pub phases: crate::phases::PhaseTimes,
-    pub(crate) phase_clock: Option<Box<dyn crate::phases::PhaseClock>>,
+    pub(crate) phase_clock: crate::phases::PhaseTimer,
     pub counters: Counters,
 }
 
@@ -79,7 +79,7 @@ impl FairScheduler {
             kills: Vec::new(),
             preemption: Default::default(),
             phases: Default::default(),
-            phase_clock: None,
+            phase_clock: Default::default(),
             counters: Counters::default(),
         };
         let root_policy = alloc.queues[0].scheduling_policy.unwrap_or(alloc.default_scheduling_policy);
@@ -330,7 +330,7 @@ impl Clone for FairScheduler {
             kills: self.kills.clone(),
             preemption: self.preemption.clone(),
             phases: self.phases.clone(),
-            phase_clock: None,
+            phase_clock: Default::default(),
             counters: self.counters.clone(),
         }
     }
@@ -339,11 +339,17 @@ impl Clone for FairScheduler {
 impl FairScheduler {
     /// Time the walk's phases with the driver's clock (counters are kept regardless).
     pub fn set_phase_clock(&mut self, clock: Box<dyn crate::phases::PhaseClock>) {
-        self.phase_clock = Some(clock);
+        self.phase_clock.set(clock);
     }
 
     #[inline]
     pub(crate) fn clock_ns(&self) -> u64 {
-        self.phase_clock.as_ref().map_or(0, |c| c.now_ns())
+        self.phase_clock.now()
+    }
+
+    /// Nanoseconds since `t0` (a `clock_ns`), for the phase totals.
+    #[inline]
+    pub(crate) fn since_ns(&self, t0: u64) -> u64 {
+        self.phase_clock.since(t0)
     }
 }
