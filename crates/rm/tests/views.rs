@@ -84,15 +84,7 @@ fn an_allocate_answers_the_queues_room_within_the_clusters() {
     assert_eq!(s, 202, "{body}");
     let mut started = rm.heartbeat_until_started("n1:1");
     let am = started.pop().expect("the AM container is started on n1");
-    let env = |k: &str| am.launch.environment.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).unwrap();
-    let token = env("FAIRLOOM_AMRM_TOKEN");
-    let attempt = format!("appattempt_{}_000001", id.trim_start_matches("application_"));
-    let (s, reg) = rm.am_call(
-        "/fairloom/v1/am/register",
-        &token,
-        json!({ "attempt_id": attempt, "host": "h", "rpc_port": 0, "tracking_url": "" }),
-    );
-    assert_eq!(s, 200, "{reg}");
+    let (token, attempt) = rm.register_am(&id, &am);
     let ask = json!({ "priority": 1, "resource_name": "*", "capability": { "memory": 1024, "vCores": 1 }, "num_containers": 1 });
     let (s, out) = rm.am_call(
         "/fairloom/v1/am/allocate",
@@ -146,14 +138,7 @@ fn an_accepted_apps_diagnostics_follow_its_am_until_it_registers() {
     };
     rm.heartbeat_reporting("n1:1", 100, vec![running]);
     await_app(&rm, &id, "ACCEPTED", "AM container is launched, waiting for AM container to Register with RM");
-    let token = am.launch.environment.iter().find(|(k, _)| k == "FAIRLOOM_AMRM_TOKEN").map(|(_, v)| v.clone()).unwrap();
-    let attempt = format!("appattempt_{}_000001", id.trim_start_matches("application_"));
-    let (s, reg) = rm.am_call(
-        "/fairloom/v1/am/register",
-        &token,
-        json!({ "attempt_id": attempt, "host": "h", "rpc_port": 0, "tracking_url": "" }),
-    );
-    assert_eq!(s, 200, "{reg}");
+    rm.register_am(&id, &am);
     // Registered: YARN clears the AM launch diagnostics.
     await_app(&rm, &id, "RUNNING", "");
 }

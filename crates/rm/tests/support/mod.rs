@@ -186,6 +186,26 @@ impl Rm {
         }
     }
 
+    /// Register, as attempt 1 of app `id`, the AM that `am` started; its AMRM token and
+    /// attempt id.
+    pub fn register_am(&self, id: &str, am: &StartContainer) -> (String, String) {
+        let token = am
+            .launch
+            .environment
+            .iter()
+            .find(|(k, _)| k == "FAIRLOOM_AMRM_TOKEN")
+            .map(|(_, v)| v.clone())
+            .expect("the AM is given its token");
+        let attempt = format!("appattempt_{}_000001", id.trim_start_matches("application_"));
+        let (s, reg) = self.am_call(
+            "/fairloom/v1/am/register",
+            &token,
+            json!({ "attempt_id": attempt, "host": "h", "rpc_port": 0, "tracking_url": "" }),
+        );
+        assert_eq!(s, 200, "{reg}");
+        (token, attempt)
+    }
+
     pub fn text(&self, path: &str) -> (u16, String) {
         match ureq::get(&self.url(path, None)).call() {
             Ok(r) => (r.status(), r.into_string().unwrap()),

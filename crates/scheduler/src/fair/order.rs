@@ -24,7 +24,7 @@ use crate::ids::{AppId, QueueId};
 /// the order. `tie` holds the tie-breaks: the start time (apps; 0 for queues) above the name
 /// as a number (a queue's rank among all queue names, or an app id's sequence in an
 /// order-preserving encoding of its digits: YARN compares `application_<ts>_<seq>` as
-/// strings). Names are unique, so `id` decides only between keys built for tests.
+/// strings). The dense `id` settles what the name does not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct OrderKey {
     prim: u128,
