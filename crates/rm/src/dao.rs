@@ -139,6 +139,13 @@ pub fn app_info(core: &Core, app: &RmApp) -> Value {
         }
     }
     let elapsed = if app.finish_time > 0 { app.finish_time - app.start_time } else { core.now - app.start_time };
+    // Finished containers' usage plus what the live ones have used so far, as YARN's
+    // aggregate resource usage of a running app counts its running containers.
+    let (memory_seconds, vcore_seconds) = core
+        .containers
+        .of_app(app.id)
+        .map(|c| crate::core::resource_seconds(c, core.now))
+        .fold((app.memory_seconds, app.vcore_seconds), |(m, v), (cm, cv)| (m + cm, v + cv));
     let mut v = json!({
         "id": app.id.to_string(),
         "user": app.user,
@@ -166,11 +173,11 @@ pub fn app_info(core: &Core, app: &RmApp) -> Value {
         "reservedMB": 0,
         "reservedVCores": 0,
         "runningContainers": running,
-        "memorySeconds": app.memory_seconds,
-        "vcoreSeconds": app.vcore_seconds,
+        "memorySeconds": memory_seconds,
+        "vcoreSeconds": vcore_seconds,
         "queueUsagePercentage": 0.0,
         "clusterUsagePercentage": if total.memory() > 0 { used.memory() as f64 * 100.0 / total.memory() as f64 } else { 0.0 },
-        "resourceSecondsMap": { "entry": { "key": "memory-mb", "value": app.memory_seconds.to_string() } },
+        "resourceSecondsMap": { "entry": { "key": "memory-mb", "value": memory_seconds.to_string() } },
         "preemptedResourceMB": app.preempted.memory,
         "preemptedResourceVCores": app.preempted.vcores,
         "numNonAMContainerPreempted": app.preempted_non_am,

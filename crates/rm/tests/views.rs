@@ -142,3 +142,26 @@ fn an_accepted_apps_diagnostics_follow_its_am_until_it_registers() {
     // Registered: YARN clears the AM launch diagnostics.
     await_app(&rm, &id, "RUNNING", "");
 }
+
+#[test]
+fn a_running_apps_resource_seconds_include_its_live_containers() {
+    let rm = start("resource-seconds", &[("yarn.resourcemanager.scheduler.class", FAIR)], None);
+    rm.register_node("n1:1", 8192, 8);
+    let (s, id, body) = rm.submit("alice", "default", json!({}));
+    assert_eq!(s, 202, "{body}");
+    assert!(!rm.heartbeat_until_started("n1:1").is_empty(), "the AM container is started");
+    // Nothing has finished: all of it is the live AM's 1024 MB, 1 vcore so far.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, a) = rm.app(&id);
+        let (memory, vcores) =
+            (a["app"]["memorySeconds"].as_i64().unwrap(), a["app"]["vcoreSeconds"].as_i64().unwrap());
+        if memory >= 2048 {
+            assert!((memory / 1024 - vcores).abs() <= 1, "one vcore per 1024 MB: {memory} {vcores}");
+            assert_eq!(a["app"]["resourceSecondsMap"]["entry"]["value"], memory.to_string());
+            break;
+        }
+        assert!(Instant::now() < deadline, "memorySeconds never grew: {a}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

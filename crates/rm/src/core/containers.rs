@@ -123,6 +123,14 @@ mod tests {
     }
 
     #[test]
+    fn resource_seconds_count_milliseconds_as_yarn_does() {
+        let c = RmContainer { resource: Res::new(1024, 2), allocated_at: 5_000, ..container(1, 1) };
+        // 1.9 s: YARN's resource × ms / 1000, not whole seconds.
+        assert_eq!(crate::core::resource_seconds(&c, 6_900), (1945, 3));
+        assert_eq!(crate::core::resource_seconds(&c, 4_000), (0, 0), "a clock behind the allocation counts nothing");
+    }
+
+    #[test]
     fn the_per_app_index_follows_inserts_and_removals() {
         let mut live = LiveContainers::default();
         for (app, seq) in [(1, 1), (1, 2), (2, 1)] {

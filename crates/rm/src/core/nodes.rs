@@ -203,9 +203,10 @@ impl Core {
     /// A container of ours ended (its node reported it, or the scheduler ended it).
     fn container_finished(&mut self, c: RmContainer, status: ContainerStatus, now: Millis) {
         let Some(app) = self.apps.get_mut(&c.app) else { return };
-        let secs = (now - c.allocated_at).max(0) / 1000;
-        app.memory_seconds += c.resource.memory * secs;
-        app.vcore_seconds += c.resource.vcores * secs;
+        // As YARN's RMContainerImpl: resource × milliseconds / 1000 per container.
+        let (memory, vcores) = resource_seconds(&c, now);
+        app.memory_seconds += memory;
+        app.vcore_seconds += vcores;
         if status.exit_status == exit::PREEMPTED {
             app.preempted.memory += c.resource.memory;
             app.preempted.vcores += c.resource.vcores;
@@ -407,4 +408,11 @@ fn am_launch_context(
         launch.environment.push((k.to_string(), v));
     }
     launch
+}
+
+/// What `c` has used from its allocation until `now`, in MB-seconds and vcore-seconds, as
+/// YARN counts it (resource × elapsed milliseconds / 1000, so a 1.9 s container counts 1.9 s).
+pub(crate) fn resource_seconds(c: &RmContainer, now: Millis) -> (i64, i64) {
+    let ms = (now - c.allocated_at).max(0);
+    (c.resource.memory.saturating_mul(ms) / 1000, c.resource.vcores.saturating_mul(ms) / 1000)
 }
