@@ -45,6 +45,9 @@ fn an_attempts_containers_and_its_node_are_shown_as_the_core_has_them() {
     assert_eq!(s, 200);
     let table = page.split("id=\"containers\"").nth(1).expect("a containers table");
     assert!(table.contains(am.as_str()) && table.contains("ALLOCATED"), "{table}");
+    // Its allocation is summed from the same live list, so the page never disagrees with itself.
+    let overview = page.split("id=\"app-overview\"").nth(1).expect("an overview table");
+    assert!(overview.contains("Allocated Resources</th><td>&lt;memory:1024, vCores:1&gt;"), "{overview}");
 
     // The node's view follows at the next publish: one container, its memory used.
     let deadline = Instant::now() + Duration::from_secs(10);

@@ -248,6 +248,15 @@ async fn app(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response {
     // A failed call (the RM stopping) shows no containers rather than no page.
     let containers = ctx.rm.containers(a.key).await.unwrap_or_default();
     let i = &a.info;
+    // The containers below are read from the loop now, the rest of the page from the last
+    // publish: a live app's allocation is summed from the same list, so the two agree.
+    let allocated = if a.state.is_final() {
+        format!("&lt;memory:{}, vCores:{}&gt;", num(&i["allocatedMB"]), num(&i["allocatedVCores"]))
+    } else {
+        let (memory, vcores) =
+            containers.iter().fold((0, 0), |(m, v), c| (m + c.resource.memory, v + c.resource.vcores));
+        format!("&lt;memory:{memory}, vCores:{vcores}&gt;")
+    };
     let mut body = format!("<h2>Application {}</h2>", esc(&a.id));
     if let Some(w) = &a.wait {
         let _ = write!(
@@ -272,10 +281,7 @@ async fn app(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response {
         ("FinalStatus Reported by AM", a.final_status.to_string()),
         ("Started", format!("<time data-ms=\"{}\"></time>", a.started)),
         ("Elapsed", format!("{} s", i["elapsedTime"].as_i64().unwrap_or(0) / 1000)),
-        (
-            "Allocated Resources",
-            format!("&lt;memory:{}, vCores:{}&gt;", num(&i["allocatedMB"]), num(&i["allocatedVCores"])),
-        ),
+        ("Allocated Resources", allocated),
         (
             "Aggregate Resource Allocation",
             format!("{} MB-seconds, {} vcore-seconds", num(&i["memorySeconds"]), num(&i["vcoreSeconds"])),
