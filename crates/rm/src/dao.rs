@@ -141,11 +141,8 @@ pub fn app_info(core: &Core, app: &RmApp) -> Value {
     let elapsed = if app.finish_time > 0 { app.finish_time - app.start_time } else { core.now - app.start_time };
     // Finished containers' usage plus what the live ones have used so far, as YARN's
     // aggregate resource usage of a running app counts its running containers.
-    let (memory_seconds, vcore_seconds) = core
-        .containers
-        .of_app(app.id)
-        .map(|c| crate::core::resource_seconds(c, core.now))
-        .fold((app.memory_seconds, app.vcore_seconds), |(m, v), (cm, cv)| (m + cm, v + cv));
+    let (running_memory, running_vcores) = core.containers.running_seconds(app.id, core.now);
+    let (memory_seconds, vcore_seconds) = (app.memory_seconds + running_memory, app.vcore_seconds + running_vcores);
     let mut v = json!({
         "id": app.id.to_string(),
         "user": app.user,

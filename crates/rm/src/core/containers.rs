@@ -22,6 +22,19 @@ pub struct LiveContainers {
 struct AppContainers {
     ids: BTreeSet<String>,
     changed: u64,
+    /// Σ resource and Σ resource × allocation time (ms) of its live containers, memory
+    /// then vcores: what they have used by `now` is `now × Σ − Σ(× time)`, without a walk.
+    resource: [i128; 2],
+    resource_since: [i128; 2],
+}
+
+impl AppContainers {
+    fn count(&mut self, c: &RmContainer, sign: i128) {
+        for (i, r) in [c.resource.memory, c.resource.vcores].into_iter().enumerate() {
+            self.resource[i] += sign * i128::from(r);
+            self.resource_since[i] += sign * i128::from(r) * i128::from(c.allocated_at);
+        }
+    }
 }
 
 impl LiveContainers {
@@ -30,6 +43,7 @@ impl LiveContainers {
         let entry = self.by_app.entry(c.app).or_default();
         entry.ids.insert(c.id.clone());
         entry.changed = self.clock;
+        entry.count(&c, 1);
         self.by_id.insert(c.id.clone(), c);
     }
 
@@ -39,6 +53,7 @@ impl LiveContainers {
         if let Some(entry) = self.by_app.get_mut(&c.app) {
             entry.ids.remove(id);
             entry.changed = self.clock;
+            entry.count(&c, -1);
             if entry.ids.is_empty() {
                 self.by_app.remove(&c.app);
             }
@@ -78,6 +93,19 @@ impl LiveContainers {
     /// `app`'s live containers, every attempt, in id order.
     pub fn of_app(&self, app: ApplicationId) -> impl Iterator<Item = &RmContainer> {
         self.by_app.get(&app).into_iter().flat_map(|e| &e.ids).filter_map(|id| self.by_id.get(id))
+    }
+
+    /// MB-seconds and vcore-seconds `app`'s live containers have used from their allocation
+    /// to `now` (YARN adds these to a running app's aggregate usage). One division over the
+    /// sums, where YARN divides per container: it may count up to one unit per container
+    /// more.
+    pub fn running_seconds(&self, app: ApplicationId, now: i64) -> (i64, i64) {
+        let Some(e) = self.by_app.get(&app) else { return (0, 0) };
+        let used = |i: usize| {
+            let ms = i128::from(now) * e.resource[i] - e.resource_since[i];
+            i64::try_from((ms / 1000).max(0)).unwrap_or(i64::MAX)
+        };
+        (used(0), used(1))
     }
 
     /// How many live containers `app` has.
@@ -126,8 +154,22 @@ mod tests {
     fn resource_seconds_count_milliseconds_as_yarn_does() {
         let c = RmContainer { resource: Res::new(1024, 2), allocated_at: 5_000, ..container(1, 1) };
         // 1.9 s: YARN's resource × ms / 1000, not whole seconds.
-        assert_eq!(crate::core::resource_seconds(&c, 6_900), (1945, 3));
-        assert_eq!(crate::core::resource_seconds(&c, 4_000), (0, 0), "a clock behind the allocation counts nothing");
+        assert_eq!(crate::core::nodes::resource_seconds(&c, 6_900), (1945, 3));
+        assert_eq!(crate::core::nodes::resource_seconds(&c, 4_000), (0, 0), "a clock behind the allocation counts nothing");
+    }
+
+    #[test]
+    fn running_seconds_follow_the_live_containers() {
+        let mut live = LiveContainers::default();
+        let app = ApplicationId { cluster_timestamp: 1, id: 1 };
+        live.insert(RmContainer { resource: Res::new(1024, 1), allocated_at: 1_000, ..container(1, 1) });
+        live.insert(RmContainer { resource: Res::new(2048, 2), allocated_at: 3_000, ..container(1, 2) });
+        // 1024 MB for 4 s and 2048 MB for 2 s.
+        assert_eq!(live.running_seconds(app, 5_000), (8192, 8));
+        live.remove("container_1_0001_01_000001");
+        assert_eq!(live.running_seconds(app, 5_000), (4096, 4), "a finished container counts no more here");
+        live.remove("container_1_0001_01_000002");
+        assert_eq!(live.running_seconds(app, 5_000), (0, 0));
     }
 
     #[test]

@@ -29,7 +29,6 @@ use crate::submission::Submission;
 
 pub use apps::KillOutcome;
 pub use containers::LiveContainers;
-pub(crate) use nodes::resource_seconds;
 
 /// YARN's RMAppState.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
