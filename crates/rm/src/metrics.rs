@@ -13,7 +13,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
-use prometheus_client::registry::Registry;
+use prometheus_client::registry::{Metric, Registry};
 
 use fairloom_model::Resource;
 use fairloom_scheduler::Scheduler;
@@ -118,25 +118,22 @@ impl Default for RmMetrics {
     }
 }
 
+/// One family per (name, help), registered in that order.
+fn register_each<M: Metric + Clone + Default>(registry: &mut Registry, list: &[(&str, &str)]) -> Vec<M> {
+    list.iter()
+        .map(|(name, help)| {
+            let m = M::default();
+            registry.register(*name, *help, m.clone());
+            m
+        })
+        .collect()
+}
+
 impl RmMetrics {
     pub fn new() -> Self {
         let mut registry = Registry::with_prefix("fairloom");
-        let queue: Vec<QueueGauge> = QUEUE_GAUGES
-            .iter()
-            .map(|(name, help)| {
-                let g = QueueGauge::default();
-                registry.register(*name, *help, g.clone());
-                g
-            })
-            .collect();
-        let queue_counters: Vec<QueueCounter> = QUEUE_COUNTERS
-            .iter()
-            .map(|(name, help)| {
-                let c = QueueCounter::default();
-                registry.register(*name, *help, c.clone());
-                c
-            })
-            .collect();
+        let queue = register_each::<QueueGauge>(&mut registry, &QUEUE_GAUGES);
+        let queue_counters = register_each::<QueueCounter>(&mut registry, &QUEUE_COUNTERS);
         let m = Self {
             queue,
             queue_counters,

@@ -10,12 +10,18 @@ use fairloom_protocol::{ContainerState, ContainerStatus, Res};
 use serde_json::json;
 use support::{call, start, Rm, FAIR};
 
-#[test]
-fn an_attempts_containers_and_its_node_are_shown_as_the_core_has_them() {
-    let rm = start("views", &[("yarn.resourcemanager.scheduler.class", FAIR)], None);
+/// A Fair Scheduler RM with one 8 GB node and alice's app submitted to `default`.
+fn one_app(name: &str) -> (Rm, String) {
+    let rm = start(name, &[("yarn.resourcemanager.scheduler.class", FAIR)], None);
     rm.register_node("n1:1", 8192, 8);
     let (s, id, body) = rm.submit("alice", "default", json!({}));
     assert_eq!(s, 202, "{body}");
+    (rm, id)
+}
+
+#[test]
+fn an_attempts_containers_and_its_node_are_shown_as_the_core_has_them() {
+    let (rm, id) = one_app("views");
     let started: Vec<String> = rm.heartbeat_until_started("n1:1").into_iter().map(|c| c.container_id).collect();
     assert_eq!(started.len(), 1, "the AM container is started on the node");
     let am = &started[0];
@@ -119,10 +125,7 @@ fn await_app(rm: &Rm, id: &str, state: &str, diagnostics: &str) {
 
 #[test]
 fn an_accepted_apps_diagnostics_follow_its_am_until_it_registers() {
-    let rm = start("amstate", &[("yarn.resourcemanager.scheduler.class", FAIR)], None);
-    rm.register_node("n1:1", 8192, 8);
-    let (s, id, body) = rm.submit("alice", "default", json!({}));
-    assert_eq!(s, 202, "{body}");
+    let (rm, id) = one_app("amstate");
     let am = rm.heartbeat_until_started("n1:1").pop().expect("the AM container is started");
     // YARN's AMState messages: assigned, then launched once the node reports it running.
     await_app(
@@ -148,10 +151,7 @@ fn an_accepted_apps_diagnostics_follow_its_am_until_it_registers() {
 
 #[test]
 fn a_running_apps_resource_seconds_include_its_live_containers() {
-    let rm = start("resource-seconds", &[("yarn.resourcemanager.scheduler.class", FAIR)], None);
-    rm.register_node("n1:1", 8192, 8);
-    let (s, id, body) = rm.submit("alice", "default", json!({}));
-    assert_eq!(s, 202, "{body}");
+    let (rm, id) = one_app("resource-seconds");
     assert!(!rm.heartbeat_until_started("n1:1").is_empty(), "the AM container is started");
     // Nothing has finished: all of it is the live AM's 1024 MB, 1 vcore so far.
     let deadline = Instant::now() + Duration::from_secs(10);

@@ -12,7 +12,7 @@ use fairloom_protocol::{env, exit, ContainerState, ContainerStatus, LaunchContex
 use fairloom_scheduler::{Decision, NodeSpec, Scheduler};
 
 use super::am::AmState;
-use super::{res_of, resource_of, AppState, AttemptState, Core, NodeState, RmContainer, RmNode, Slot};
+use super::{res_of, resource_of, AttemptState, Core, NodeState, RmContainer, RmNode, Slot};
 use crate::error::RmError;
 
 impl Core {
@@ -279,9 +279,6 @@ impl Core {
             if app.launch_time == 0 {
                 app.launch_time = now;
             }
-            if app.state == AppState::Accepted {
-                app.diagnostics = AmState::Assigned.diagnostics().to_string();
-            }
             if let Some(a) = app.attempt_mut() {
                 a.state = AttemptState::Launched;
                 a.am_container = Some(id.clone());
@@ -289,6 +286,7 @@ impl Core {
                 a.am_node_http = Some(http);
                 a.last_heartbeat = now;
             }
+            self.am_state(app_id, AmState::Assigned);
             let _ = self.persist(app_id);
             self.nodes.get_mut(node).expect("heartbeating node").to_start.push(StartContainer {
                 container_id: id,

@@ -250,13 +250,13 @@ async fn app(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response {
     let i = &a.info;
     // The containers below are read from the loop now, the rest of the page from the last
     // publish: a live app's allocation is summed from the same list, so the two agree.
-    let allocated = if a.state.is_final() {
-        format!("&lt;memory:{}, vCores:{}&gt;", num(&i["allocatedMB"]), num(&i["allocatedVCores"]))
+    let (memory, vcores) = if a.state.is_final() {
+        (num(&i["allocatedMB"]), num(&i["allocatedVCores"]))
     } else {
-        let (memory, vcores) =
-            containers.iter().fold((0, 0), |(m, v), c| (m + c.resource.memory, v + c.resource.vcores));
-        format!("&lt;memory:{memory}, vCores:{vcores}&gt;")
+        let (m, v) = containers.iter().fold((0, 0), |(m, v), c| (m + c.resource.memory, v + c.resource.vcores));
+        (m.to_string(), v.to_string())
     };
+    let allocated = format!("&lt;memory:{memory}, vCores:{vcores}&gt;");
     let mut body = format!("<h2>Application {}</h2>", esc(&a.id));
     if let Some(w) = &a.wait {
         let _ = write!(

@@ -161,7 +161,7 @@ impl CapacityScheduler {
             return Outcome::NONE;
         }
         let partition = n.partition;
-        let t0 = self.clock_ns();
+        let t0 = self.phase_clock.now();
         let limit = self.cluster.partitions[partition.index()].total;
         let offer = Offer { node, partition, respect: true, now };
         let mut outcome = self.assign_parent(ROOT, offer, limit, out);
@@ -169,7 +169,7 @@ impl CapacityScheduler {
             let limit = self.cluster.partitions[0].total;
             outcome = self.assign_parent(ROOT, Offer { respect: false, ..offer }, limit, out);
         }
-        self.phases.assignment_ns += self.since_ns(t0);
+        self.phases.assignment_ns += self.phase_clock.since(t0);
         outcome
     }
 
@@ -212,12 +212,12 @@ impl CapacityScheduler {
         if !self.wants(q, offer.partition, offer.respect) {
             return Outcome::NONE;
         }
-        let t0 = self.clock_ns();
+        let t0 = self.phase_clock.now();
         // A parent may pass its limit by what is reserved under it (YARN reads the queue's
         // reserved metric, which is the default partition's).
         let reserved = self.q(q).parts[PartitionId::DEFAULT.index()].reserved;
         if self.queue_limit(q, offer, limit, reserved).is_err() {
-            self.phases.precheck_ns += self.since_ns(t0);
+            self.phases.precheck_ns += self.phase_clock.since(t0);
             return Outcome::NONE;
         }
         let mut blocked = None;
@@ -241,7 +241,7 @@ impl CapacityScheduler {
         } else {
             let children = self.sorted_children(q, offer.partition, offer.respect);
             self.phases.children_skipped += (self.q(q).children.len() - children.len()) as u64;
-            self.phases.ordering_ns += self.since_ns(t0);
+            self.phases.ordering_ns += self.phase_clock.since(t0);
             // YARN's way, every child visited: the property tests hold the shortcut to it.
             for child in children {
                 let outcome = self.assign_child(q, child, offer, limit, &mut blocked, out);

@@ -274,17 +274,6 @@ impl CapacityScheduler {
         self.phase_clock.set(clock);
     }
 
-    #[inline]
-    pub(crate) fn clock_ns(&self) -> u64 {
-        self.phase_clock.now()
-    }
-
-    /// Nanoseconds since `t0` (a `clock_ns`), for the phase totals.
-    #[inline]
-    pub(crate) fn since_ns(&self, t0: u64) -> u64 {
-        self.phase_clock.since(t0)
-    }
-
     pub(crate) fn groups_of(&self, user: &str) -> Vec<String> {
         self.groups.get(user).cloned().unwrap_or_else(|| vec![user.to_string()])
     }

@@ -68,13 +68,13 @@ impl FairScheduler {
         // The switches are read once per scheduling pass.
         self.walk = self.props.optimizations;
         // Room freed by preemption goes to the app it was freed for, first.
-        let t0 = self.clock_ns();
+        let t0 = self.phase_clock.now();
         self.assign_preempted(node, now, decisions);
         let mut valid_reservation = false;
         if let Some(r) = self.cluster.nodes[node.index()].reservation {
             valid_reservation = self.assign_reserved(r, node, now, decisions);
         }
-        self.phases.reservations_ns += self.since_ns(t0);
+        self.phases.reservations_ns += self.phase_clock.since(t0);
         if !valid_reservation {
             let max_to_assign = self.cluster.nodes[node.index()].unallocated().multiply_truncate(0.5);
             let mut count = 0u32;
@@ -209,10 +209,10 @@ impl FairScheduler {
     }
 
     fn assign_queue(&mut self, id: QueueId, node: NodeId, now: Millis, out: &mut Vec<Decision>) -> Assigned {
-        let t0 = self.clock_ns();
+        let t0 = self.phase_clock.now();
         let blocked = self.cluster.nodes[node.index()].reservation.is_some()
             || (self.must_check_max(self.q(id).max_share_bounded) && !self.walk_usage(id).fits_in(&self.max_share(id)));
-        self.phases.precheck_ns += self.since_ns(t0);
+        self.phases.precheck_ns += self.phase_clock.since(t0);
         if blocked {
             return Assigned::None;
         }
@@ -228,9 +228,9 @@ impl FairScheduler {
             let leaf = self.q(id).leaf;
             let mut cursor = None;
             loop {
-                let t0 = self.clock_ns();
+                let t0 = self.phase_clock.now();
                 let next = self.next_member(id, cursor.as_ref());
-                self.phases.ordering_ns += self.since_ns(t0);
+                self.phases.ordering_ns += self.phase_clock.since(t0);
                 let Some(key) = next else { break };
                 let member = Self::member_id(&key);
                 let r = if leaf {
@@ -246,9 +246,9 @@ impl FairScheduler {
             return Assigned::None;
         }
         if self.q(id).leaf {
-            let t0 = self.clock_ns();
+            let t0 = self.phase_clock.now();
             let apps = self.apps_with_demand(id);
-            self.phases.ordering_ns += self.since_ns(t0);
+            self.phases.ordering_ns += self.phase_clock.since(t0);
             for app in apps {
                 let r = self.assign_app(app, node, now, out);
                 if r != Assigned::None {
@@ -256,9 +256,9 @@ impl FairScheduler {
                 }
             }
         } else {
-            let t0 = self.clock_ns();
+            let t0 = self.phase_clock.now();
             let children = self.ordered_children(id);
-            self.phases.ordering_ns += self.since_ns(t0);
+            self.phases.ordering_ns += self.phase_clock.since(t0);
             for child in children {
                 let r = self.assign_queue(child, node, now, out);
                 if r != Assigned::None {
@@ -315,10 +315,10 @@ impl FairScheduler {
 
     fn assign_app(&mut self, app: AppId, node: NodeId, now: Millis, out: &mut Vec<Decision>) -> Assigned {
         self.phases.apps_tried += 1;
-        let t0 = self.clock_ns();
+        let t0 = self.phase_clock.now();
         let r =
             if self.over_am_share_limit(app) { Assigned::None } else { self.assign_app_on(app, node, false, now, out) };
-        self.phases.assignment_ns += self.since_ns(t0);
+        self.phases.assignment_ns += self.phase_clock.since(t0);
         r
     }
 

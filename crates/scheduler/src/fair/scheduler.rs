@@ -341,15 +341,4 @@ impl FairScheduler {
     pub fn set_phase_clock(&mut self, clock: Box<dyn crate::phases::PhaseClock>) {
         self.phase_clock.set(clock);
     }
-
-    #[inline]
-    pub(crate) fn clock_ns(&self) -> u64 {
-        self.phase_clock.now()
-    }
-
-    /// Nanoseconds since `t0` (a `clock_ns`), for the phase totals.
-    #[inline]
-    pub(crate) fn since_ns(&self, t0: u64) -> u64 {
-        self.phase_clock.since(t0)
-    }
 }
