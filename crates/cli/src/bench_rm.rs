@@ -51,9 +51,20 @@ pub struct BenchRmArgs {
     /// How long each container runs (ms).
     #[arg(long, default_value_t = 4000)]
     task_ms: u64,
+    /// Let a heartbeat assign more than one container (`yarn.scheduler.fair.assignmultiple`),
+    /// in the service and in the in-process run alike.
+    #[arg(long)]
+    assign_multiple: bool,
     /// Print the figures as JSON.
     #[arg(long)]
     json: bool,
+}
+
+/// The scheduler properties both runs share.
+fn scheduler_properties(args: &BenchRmArgs) -> Properties {
+    let mut p = Properties::new();
+    p.insert("yarn.scheduler.fair.assignmultiple".into(), args.assign_multiple.to_string());
+    p
 }
 
 const NODE_MB: i64 = 65536;
@@ -445,7 +456,7 @@ fn in_process(args: &BenchRmArgs, apps: usize) -> Result<f64> {
         apps,
         allocations: "<allocations/>".into(),
         capacity: None,
-        properties: Properties::new(),
+        properties: scheduler_properties(args),
         max_outstanding: None,
         description: "fairloom bench rm's workload, in process".into(),
     };
@@ -501,7 +512,7 @@ pub fn run(args: &BenchRmArgs) -> Result<ExitCode> {
 }
 
 async fn bench(args: &BenchRmArgs) -> Result<Value> {
-    let mut site = Properties::new();
+    let mut site = scheduler_properties(args);
     for (k, v) in [
         ("yarn.resourcemanager.scheduler.class", FAIR_CLASS),
         ("yarn.resourcemanager.webapp.address", "127.0.0.1:0"),

@@ -10,7 +10,7 @@ use fairloom_model::{Millis, Resource};
 use fairloom_protocol::Res;
 use fairloom_scheduler::{QueueId, Scheduler};
 
-use crate::core::{AppState, Core, NodeState, RmApp, RmNode};
+use crate::core::{AppState, Core, NodeNames, NodeState, RmApp, RmNode};
 
 pub const VERSION: &str = concat!("fairloom ", env!("CARGO_PKG_VERSION"));
 
@@ -238,7 +238,7 @@ pub fn container_rows(core: &Core, app: &RmApp) -> Vec<ContainerRow> {
             id: c.id.clone(),
             attempt: c.attempt,
             node: c.node.clone(),
-            node_http: core.nodes.get(&c.node).map(|n| n.http.to_string()).unwrap_or_default(),
+            node_http: core.nodes.get(&c.node).map(|n| n.names.http.clone()).unwrap_or_default(),
             resource: c.resource,
             priority: c.priority,
             allocated_at: c.allocated_at,
@@ -269,12 +269,9 @@ pub fn container_info(c: &ContainerRow, user: &str) -> Value {
 /// A node as views need it: copied at a publish (no JSON built), rendered when read.
 #[derive(Debug, Clone)]
 pub struct NodeRow {
-    pub id: Arc<str>,
-    pub rack: Arc<str>,
+    pub names: Arc<NodeNames>,
     pub state: &'static str,
-    pub http: Arc<str>,
     pub last_health_update: Millis,
-    pub version: Arc<str>,
     pub health_report: String,
     pub containers: usize,
     pub used: Resource,
@@ -290,12 +287,9 @@ impl NodeRow {
             (Resource::none(), 0)
         };
         Self {
-            id: n.id.clone(),
-            rack: n.rack.clone(),
+            names: n.names.clone(),
             state: n.state.name(),
-            http: n.http.clone(),
             last_health_update: n.last_heartbeat,
-            version: n.version.clone(),
             health_report: n.health_report.clone(),
             containers,
             used,
@@ -314,15 +308,15 @@ impl NodeRow {
 
 /// YARN's NodeInfo.
 pub fn node_info(n: &NodeRow) -> Value {
-    let host = n.id.split(':').next().unwrap_or_default();
+    let host = n.names.id.split(':').next().unwrap_or_default();
     json!({
-        "rack": &*n.rack,
+        "rack": n.names.rack,
         "state": n.state,
-        "id": &*n.id,
+        "id": n.names.id,
         "nodeHostName": host,
-        "nodeHTTPAddress": &*n.http,
+        "nodeHTTPAddress": n.names.http,
         "lastHealthUpdate": n.last_health_update,
-        "version": &*n.version,
+        "version": n.names.version,
         "healthReport": n.health_report,
         "numContainers": n.containers,
         "usedMemoryMB": n.used.memory(),

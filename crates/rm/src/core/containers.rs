@@ -4,7 +4,7 @@
 //! a node reports, every heartbeat) hash the id once instead of comparing it down a tree of
 //! ids that share their first thirty-odd characters.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use fairloom_model::ApplicationId;
 
@@ -14,13 +14,18 @@ use super::RmContainer;
 pub struct LiveContainers {
     by_id: HashMap<String, RmContainer>,
     by_app: BTreeMap<ApplicationId, AppContainers>,
+    /// How many hold a scheduler slot (live or not: the scheduler may have ended it).
+    slotted: usize,
     /// Moves on at every change; an application's `changed` is its value at its last one.
     clock: u64,
 }
 
 #[derive(Debug, Default)]
 struct AppContainers {
-    ids: BTreeSet<String>,
+    /// Unordered: kept up at every allocation and completion, listed (sorted) only for a
+    /// view or a sweep. A tree of ids sharing their first thirty-odd characters cost a
+    /// string compare per level at every insert.
+    ids: HashSet<String>,
     changed: u64,
     /// Σ resource and Σ resource × allocation time (ms) of its live containers, memory
     /// then vcores: what they have used by `now` is `now × Σ − Σ(× time)`, without a walk.
@@ -44,12 +49,16 @@ impl LiveContainers {
         entry.ids.insert(c.id.clone());
         entry.changed = self.clock;
         entry.count(&c, 1);
-        self.by_id.insert(c.id.clone(), c);
+        self.slotted += usize::from(c.slot.is_some());
+        if let Some(old) = self.by_id.insert(c.id.clone(), c) {
+            self.slotted -= usize::from(old.slot.is_some());
+        }
     }
 
     pub fn remove(&mut self, id: &str) -> Option<RmContainer> {
         let c = self.by_id.remove(id)?;
         self.clock += 1;
+        self.slotted -= usize::from(c.slot.is_some());
         if let Some(entry) = self.by_app.get_mut(&c.app) {
             entry.ids.remove(id);
             entry.changed = self.clock;
@@ -87,12 +96,14 @@ impl LiveContainers {
     /// Every live container, by application and then id (a stable order, for the messages
     /// built from it).
     pub fn values(&self) -> impl Iterator<Item = &RmContainer> {
-        self.by_app.values().flat_map(|e| &e.ids).filter_map(|id| self.by_id.get(id))
+        self.by_app.keys().flat_map(|app| self.of_app(*app))
     }
 
     /// `app`'s live containers, every attempt, in id order.
     pub fn of_app(&self, app: ApplicationId) -> impl Iterator<Item = &RmContainer> {
-        self.by_app.get(&app).into_iter().flat_map(|e| &e.ids).filter_map(|id| self.by_id.get(id))
+        let mut ids: Vec<&String> = self.by_app.get(&app).into_iter().flat_map(|e| &e.ids).collect();
+        ids.sort_unstable();
+        ids.into_iter().filter_map(|id| self.by_id.get(id))
     }
 
     /// MB-seconds and vcore-seconds `app`'s live containers have used from their allocation
@@ -106,6 +117,13 @@ impl LiveContainers {
             i64::try_from((ms / 1000).max(0)).unwrap_or(i64::MAX)
         };
         (used(0), used(1))
+    }
+
+    /// How many of these containers hold a scheduler slot. Every container the scheduler
+    /// runs has exactly one of ours pointing at it, so when this equals the scheduler's
+    /// live count, no slot of ours is dead.
+    pub fn slotted(&self) -> usize {
+        self.slotted
     }
 
     /// How many live containers `app` has.
@@ -123,8 +141,8 @@ impl LiveContainers {
     /// The scheduler let `app`'s containers go; their processes may still be exiting.
     pub fn detach_app(&mut self, app: ApplicationId) {
         for id in self.by_app.get(&app).into_iter().flat_map(|e| &e.ids) {
-            if let Some(c) = self.by_id.get_mut(id) {
-                c.slot = None;
+            if self.by_id.get_mut(id).and_then(|c| c.slot.take()).is_some() {
+                self.slotted -= 1;
             }
         }
     }
@@ -174,6 +192,46 @@ mod tests {
         assert_eq!(live.running_seconds(app, 5_000), (4096, 4), "a finished container counts no more here");
         live.remove("container_1_0001_01_000002");
         assert_eq!(live.running_seconds(app, 5_000), (0, 0));
+    }
+
+    #[test]
+    fn an_apps_containers_list_in_id_order_whatever_the_insertion_order() {
+        let mut live = LiveContainers::default();
+        for (app, seq) in [(2, 1), (1, 3), (1, 1), (1, 2)] {
+            live.insert(container(app, seq));
+        }
+        let all: Vec<&str> = live.values().map(|c| c.id.as_str()).collect();
+        assert_eq!(
+            all,
+            [
+                "container_1_0001_01_000001",
+                "container_1_0001_01_000002",
+                "container_1_0001_01_000003",
+                "container_1_0002_01_000001"
+            ]
+        );
+    }
+
+    #[test]
+    fn slotted_counts_the_containers_holding_a_scheduler_slot() {
+        use crate::core::Slot;
+        use fairloom_scheduler::{AppId, ContainerId};
+        let slot = |n| Some(Slot { id: ContainerId(n), seq: n, app: AppId(0) });
+        let mut live = LiveContainers::default();
+        live.insert(RmContainer { slot: slot(1), ..container(1, 1) });
+        live.insert(RmContainer { slot: slot(2), ..container(1, 2) });
+        live.insert(container(2, 1));
+        assert_eq!(live.slotted(), 2, "a recovered-and-detached container holds none");
+        live.insert(RmContainer { slot: slot(3), ..container(1, 2) });
+        assert_eq!(live.slotted(), 2, "a replaced entry counts once");
+        live.remove("container_1_0001_01_000001");
+        assert_eq!(live.slotted(), 1);
+        live.remove("container_1_0002_01_000001");
+        assert_eq!(live.slotted(), 1);
+        live.detach_app(ApplicationId { cluster_timestamp: 1, id: 1 });
+        assert_eq!(live.slotted(), 0);
+        live.remove("container_1_0001_01_000002");
+        assert_eq!(live.slotted(), 0, "a detached container leaves without a slot to count");
     }
 
     #[test]

@@ -143,7 +143,7 @@ pub struct Attempt {
     pub registered: bool,
     pub last_heartbeat: Millis,
     pub response_id: i64,
-    pub last_response: Option<AllocateResponse>,
+    pub last_response: Option<std::sync::Arc<AllocateResponse>>,
     pub new_allocated: Vec<Container>,
     pub new_completed: Vec<ContainerStatus>,
     /// How far into the node-change log the AM has been told.
@@ -265,12 +265,20 @@ impl NodeState {
     }
 }
 
+/// What a node registered with, fixed until it registers again. One allocation shared with
+/// every view the loop publishes: a publish of 5,000 nodes touched four reference counts
+/// each when these were four shared strings.
+#[derive(Debug)]
+pub struct NodeNames {
+    pub id: String,
+    pub http: String,
+    pub rack: String,
+    pub version: String,
+}
+
 #[derive(Debug, Clone)]
 pub struct RmNode {
-    // Shared with every view of the node the loop publishes, not copied into each.
-    pub id: Arc<str>,
-    pub http: Arc<str>,
-    pub rack: Arc<str>,
+    pub names: Arc<NodeNames>,
     pub resource: Res,
     pub sched: NodeId,
     pub state: NodeState,
@@ -279,7 +287,6 @@ pub struct RmNode {
     pub to_start: Vec<StartContainer>,
     pub to_kill: Vec<KillContainer>,
     pub health_report: String,
-    pub version: Arc<str>,
 }
 
 /// The ResourceManager's whole state.

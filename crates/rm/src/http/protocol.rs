@@ -64,7 +64,7 @@ async fn allocate(State(ctx): State<Ctx>, headers: HeaderMap, body: Bytes) -> R 
     let started = Instant::now();
     let req = parse_body(&body, "allocate")?;
     let out = ctx.rm.call(|r| Command::Allocate(req, token(&headers), r)).await?;
-    let response = json_response(StatusCode::OK, &out);
+    let response = json_response(StatusCode::OK, &*out);
     ctx.metrics.am_allocate.observe(started.elapsed().as_secs_f64());
     Ok(response)
 }

@@ -431,7 +431,7 @@ async fn node(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
     let n = snap
         .nodes
         .iter()
-        .find(|n| *n.id == *id)
+        .find(|n| n.names.id == *id)
         .ok_or_else(|| RmError::not_found(format!("nodeId, {id}, is not found")))?;
     ok(json!({ "node": dao::node_info(n) }))
 }
@@ -440,7 +440,7 @@ async fn update_node_resource(State(ctx): State<Ctx>, Path(id): Path<String>) ->
     let snap = ctx.rm.snapshot();
     snap.nodes
         .iter()
-        .find(|n| *n.id == *id)
+        .find(|n| n.names.id == *id)
         .ok_or_else(|| RmError::not_found(format!("nodeId, {id}, is not found")))?;
     Err(RmError::bad_request(
         "not supported: changing a node's resource at run time (restart its NodeManager with --resource)",

@@ -334,17 +334,17 @@ async fn nodes(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>)
             body,
             "<tr data-node=\"{id}\"><td>{}</td><td>{state}</td><td>{id}</td><td><a href=\"http://{http}/ws/v1/node/info\">{http}</a></td>\
              <td><time data-ms=\"{}\"></time></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&n.rack),
+            esc(&n.names.rack),
             n.last_health_update,
             n.containers,
             mb(n.used.memory()),
             mb(n.avail_memory()),
             n.used.vcores(),
             n.avail_vcores(),
-            esc(&n.version),
+            esc(&n.names.version),
             state = n.state,
-            id = esc(&n.id),
-            http = esc(&n.http),
+            id = esc(&n.names.id),
+            http = esc(&n.names.http),
         );
     }
     body.push_str("</table>");

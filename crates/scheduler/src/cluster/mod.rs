@@ -321,6 +321,11 @@ impl Cluster {
         &self.containers[id.index()]
     }
 
+    /// How many containers are running now.
+    pub fn live_count(&self) -> usize {
+        self.containers.len() - self.free_containers.len()
+    }
+
     pub fn is_live(&self, id: ContainerId) -> bool {
         self.containers.get(id.index()).is_some_and(|c| c.alive)
     }
