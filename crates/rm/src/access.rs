@@ -1,7 +1,7 @@
 //! Who may do what, as YARN decides it when `yarn.acl.enable` is true: the queues' submit
 //! and administer ACLs (inherited from every ancestor), `yarn.admin.acl`, the application's
-//! owner and its own `MODIFY_APP` ACL. With ACLs off, every authenticated user may do
-//! everything, as in YARN.
+//! owner and its own `MODIFY_APP` and `VIEW_APP` ACLs. With ACLs off, every authenticated
+//! user may do everything, as in YARN.
 
 use std::collections::BTreeMap;
 
@@ -85,13 +85,7 @@ impl AccessPolicy {
         app: &RmApp,
         caller: &str,
     ) -> Result<(), RmError> {
-        let groups = self.groups_of(caller);
-        let allowed = !self.enabled
-            || caller == app.user
-            || self.admin.allows(caller, &groups)
-            || app.sub.app_acl("MODIFY_APP").is_some_and(|a| Acl::parse(a).allows(caller, &groups))
-            || sched.queue_access(&app.queue, caller, QueueAcl::AdministerQueue) == Some(true);
-        if allowed {
+        if self.holds(sched, app, caller, "MODIFY_APP") {
             return Ok(());
         }
         Err(RmError::forbidden(format!(
@@ -101,6 +95,24 @@ impl AccessPolicy {
             app.user,
             app.queue
         )))
+    }
+
+    /// YARN's VIEW_APP check (ApplicationACLsManager, then the queue's administer ACL): who
+    /// fails it still sees an application, without its times, AM address and resources.
+    pub fn may_view(&self, sched: &impl Scheduler, app: &RmApp, caller: &str) -> bool {
+        self.holds(sched, app, caller, "VIEW_APP")
+    }
+
+    /// The owner, the cluster admin, the application's own `kind` ACL or an administrator
+    /// of its queue; everyone with ACLs off.
+    fn holds(&self, sched: &impl Scheduler, app: &RmApp, caller: &str, kind: &str) -> bool {
+        if !self.enabled || caller == app.user {
+            return true;
+        }
+        let groups = self.groups_of(caller);
+        self.admin.allows(caller, &groups)
+            || app.sub.app_acl(kind).is_some_and(|a| Acl::parse(a).allows(caller, &groups))
+            || sched.queue_access(&app.queue, caller, QueueAcl::AdministerQueue) == Some(true)
     }
 }
 

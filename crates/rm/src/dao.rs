@@ -194,6 +194,33 @@ pub fn app_info(core: &Core, app: &RmApp) -> Value {
     v
 }
 
+/// An application as a caller without VIEW_APP sees it: YARN's AppInfo fills its times, AM
+/// address, resource use and log aggregation only for callers who may view the application.
+pub fn restricted_app_info(info: &Value) -> Value {
+    let mut v = info.clone();
+    if let Some(m) = v.as_object_mut() {
+        for k in [
+            "startedTime",
+            "finishedTime",
+            "elapsedTime",
+            "allocatedMB",
+            "allocatedVCores",
+            "reservedMB",
+            "reservedVCores",
+            "runningContainers",
+        ] {
+            m.insert(k.to_string(), json!(0));
+        }
+        for k in ["queueUsagePercentage", "clusterUsagePercentage"] {
+            m.insert(k.to_string(), json!(0.0));
+        }
+        for k in ["amContainerLogs", "amHostHttpAddress", "amRPCAddress", "logAggregationStatus"] {
+            m.remove(k);
+        }
+    }
+    v
+}
+
 /// YARN's AppAttemptInfo.
 pub fn attempt_info(app: &RmApp, number: u32) -> Option<Value> {
     let a = app.attempts.iter().find(|a| a.number == number)?;

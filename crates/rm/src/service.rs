@@ -2,6 +2,7 @@
 //! and read the immutable [`Snapshot`] it publishes. Wall-clock time is read here, once per
 //! batch, and passed in.
 
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, RwLock};
@@ -45,6 +46,8 @@ pub enum Command {
     FinishAm(FinishAmRequest, String, Reply<FinishAmResponse>),
     /// An application's live containers, for a reader (not in the snapshot: O(containers)).
     Containers(ApplicationId, Reply<Vec<ContainerRow>>),
+    /// The applications a caller may not view (VIEW_APP), in id order.
+    Hidden(String, Reply<Vec<ApplicationId>>),
 }
 
 /// One application as readers see it.
@@ -70,6 +73,22 @@ pub struct AppSnap {
     pub wait: Option<Wait>,
 }
 
+impl AppSnap {
+    /// Whether a reader who may not view the applications in `hidden` (sorted) may view it.
+    pub fn visible(&self, hidden: &[ApplicationId]) -> bool {
+        hidden.binary_search(&self.key).is_err()
+    }
+
+    /// Its AppInfo as that reader sees it: whole, or without what VIEW_APP guards.
+    pub fn info_for(&self, hidden: &[ApplicationId]) -> Cow<'_, Value> {
+        if self.visible(hidden) {
+            Cow::Borrowed(&self.info)
+        } else {
+            Cow::Owned(dao::restricted_app_info(&self.info))
+        }
+    }
+}
+
 /// What readers see, published by the loop after changes.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
@@ -85,6 +104,8 @@ pub struct Snapshot {
     pub queues: Arc<Vec<QueueRow>>,
     /// `fair` or `capacity`.
     pub scheduler_kind: &'static str,
+    /// `yarn.acl.enable`: readers then ask the loop what a caller may view.
+    pub acl_enabled: bool,
 }
 
 /// `app` as readers see it. A finished application whose containers have not changed since
@@ -136,6 +157,7 @@ impl Snapshot {
             max_allocation: core.max_allocation(),
             queues: Arc::new(queues::rows(core)),
             scheduler_kind: core.sched.kind(),
+            acl_enabled: core.conf.access.enabled,
         }
     }
 
@@ -308,6 +330,15 @@ fn handle(core: &mut Core, cmd: Command, now: Millis, shared: &Shared) {
             }
             let _ = r.send(out);
         }
+        Command::Hidden(caller, r) => {
+            let hidden = core
+                .apps
+                .values()
+                .filter(|app| !core.conf.access.may_view(&core.sched, app, &caller))
+                .map(|app| app.id)
+                .collect();
+            let _ = r.send(Ok(hidden));
+        }
         Command::Containers(id, r) => {
             let rows = core.apps.get(&id).map(|app| dao::container_rows(core, app)).unwrap_or_default();
             let _ = r.send(Ok(rows));
@@ -332,6 +363,15 @@ impl LoopClient {
     /// `app`'s live containers, every attempt, in id order (none once it is forgotten).
     pub async fn containers(&self, app: ApplicationId) -> Result<Vec<ContainerRow>, RmError> {
         self.call(|r| Command::Containers(app, r)).await
+    }
+
+    /// The applications `caller` may not view; none with ACLs off or without a caller (an
+    /// anonymous reader sees everything, as YARN's web services let a null caller through).
+    pub async fn hidden_from(&self, snap: &Snapshot, caller: Option<&str>) -> Result<Vec<ApplicationId>, RmError> {
+        match caller {
+            Some(user) if snap.acl_enabled => self.call(|r| Command::Hidden(user.to_string(), r)).await,
+            _ => Ok(Vec::new()),
+        }
     }
 
     pub fn snapshot(&self) -> Arc<Snapshot> {

@@ -149,3 +149,72 @@ fn capacity_queues_acls_and_the_admin() {
     let (s, body) = rm.put(&id, "state", "boss", json!({"state": "KILLED"}));
     assert_eq!(s, 200, "{body}");
 }
+
+/// YARN's VIEW_APP: a reader who is not the owner, an admin, in the application's VIEW_APP
+/// ACL or an administrator of its queue still lists the application, without its times, AM
+/// address and resources; its web page says it may not be viewed.
+#[test]
+fn viewing_an_application_needs_view_app() {
+    let rm = fair("acl-view", "true");
+    let acls = json!({"am-container-spec": {
+        "commands": {"command": "sleep 1"},
+        "application-acls": {"entry": [{"key": "VIEW_APP", "value": "dave"}]}
+    }});
+    let (s, id, body) = rm.submit("alice", "eng.web", acls);
+    assert_eq!(s, 202, "{body}");
+    rm.register_node("n1:8041", 8192, 8);
+    assert_eq!(rm.heartbeat_until_started("n1:8041").len(), 1, "the AM container starts");
+    let as_user =
+        |user: Option<&str>| support::call("GET", &rm.url(&format!("/ws/v1/cluster/apps/{id}"), user), None).1;
+    // The AM's allocation shows at the loop's next publish.
+    let mut owner = as_user(Some("alice"));
+    for _ in 0..100 {
+        if owner["app"]["allocatedMB"] == 1024 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        owner = as_user(Some("alice"));
+    }
+    assert_eq!(owner["app"]["allocatedMB"], 1024, "{owner}");
+    assert!(owner["app"]["startedTime"].as_i64().unwrap() > 0);
+    assert!(owner["app"]["amHostHttpAddress"].as_str().is_some_and(|a| !a.is_empty()), "{owner}");
+
+    for viewer in [Some("dave"), Some("lead"), Some("yarnadmin"), None] {
+        let v = as_user(viewer);
+        assert_eq!(v["app"]["allocatedMB"], 1024, "{viewer:?} may view: {v}");
+        assert_eq!(v["app"]["startedTime"], owner["app"]["startedTime"], "{viewer:?}");
+    }
+
+    let bob = as_user(Some("bob"));
+    let app = &bob["app"];
+    assert_eq!(
+        (app["id"].as_str(), app["user"].as_str(), app["state"].as_str()),
+        (Some(id.as_str()), Some("alice"), Some("ACCEPTED"))
+    );
+    for k in ["startedTime", "elapsedTime", "allocatedMB", "allocatedVCores", "runningContainers"] {
+        assert_eq!(app[k], 0, "{k} is hidden from bob: {bob}");
+    }
+    for k in ["amHostHttpAddress", "amContainerLogs", "amRPCAddress"] {
+        assert!(app.get(k).is_none(), "{k} is left out for bob: {bob}");
+    }
+    let (_, list) = support::call("GET", &rm.url("/ws/v1/cluster/apps", Some("bob")), None);
+    assert_eq!(list["apps"]["app"][0]["allocatedMB"], 0, "{list}");
+    assert_eq!(list["apps"]["app"][0]["id"], id.as_str());
+
+    let (s, page) = rm.text(&format!("/cluster/app/{id}?user.name=bob"));
+    assert_eq!(s, 200);
+    assert!(page.contains(&format!("You (User bob) are not authorized to view application {id}")), "{page}");
+    assert!(!page.contains("id=\"containers\""), "no containers table for bob");
+    let (_, page) = rm.text(&format!("/cluster/app/{id}?user.name=dave"));
+    assert!(page.contains("id=\"containers\"") && !page.contains("not authorized"), "{page}");
+}
+
+#[test]
+fn with_acls_off_every_reader_views_every_application() {
+    let rm = fair("acl-view-off", "false");
+    let (s, id, _) = rm.submit("alice", "eng.web", json!({}));
+    assert_eq!(s, 202);
+    let (_, bob) = support::call("GET", &rm.url(&format!("/ws/v1/cluster/apps/{id}"), Some("bob")), None);
+    assert!(bob["app"]["startedTime"].as_i64().unwrap() > 0, "{bob}");
+    assert!(bob["app"].get("amRPCAddress").is_some(), "{bob}");
+}

@@ -7,10 +7,12 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, Query, RawQuery, State};
+use axum::http::HeaderMap;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use fairloom_model::ApplicationId;
 use serde_json::Value;
 
 use super::Ctx;
@@ -150,21 +152,32 @@ fn metrics_tables(snap: &Snapshot) -> String {
     out
 }
 
-async fn overview(State(ctx): State<Ctx>) -> Response {
+/// The applications this reader may not view (VIEW_APP): none with ACLs off or for a reader
+/// who did not name itself. If the loop cannot answer, none is shown whole.
+async fn hidden(ctx: &Ctx, snap: &Snapshot, raw: &Option<String>, headers: &HeaderMap) -> Vec<ApplicationId> {
+    let caller = super::rest::caller_of(ctx, raw, headers);
+    ctx.rm.hidden_from(snap, caller.as_deref()).await.unwrap_or_else(|_| snap.apps.iter().map(|a| a.key).collect())
+}
+
+async fn overview(State(ctx): State<Ctx>, RawQuery(raw): RawQuery, headers: HeaderMap) -> Response {
     let snap = ctx.rm.snapshot();
+    let hidden = hidden(&ctx, &snap, &raw, &headers).await;
     let apps: Vec<&AppSnap> = snap.apps.iter().rev().take(100).map(|a| &**a).collect();
-    let body = format!("<h2>Applications (latest {})</h2>{}", apps.len(), apps_table(&apps));
+    let body = format!("<h2>Applications (latest {})</h2>{}", apps.len(), apps_table(&apps, &hidden));
     page("Cluster", &snap, &body)
 }
 
-fn apps_table(apps: &[&AppSnap]) -> String {
+/// One row per application; one the reader may not view shows no times or resources, as
+/// YARN's restricted application report.
+fn apps_table(apps: &[&AppSnap], hidden: &[ApplicationId]) -> String {
     let mut out = String::from(
         "<table id=\"apps\"><tr><th>ID</th><th>User</th><th>Name</th><th>Application Type</th><th>Queue</th>\
          <th>Priority</th><th>StartTime</th><th>FinishTime</th><th>State</th><th>FinalStatus</th>\
          <th>Running Containers</th><th>Allocated Memory MB</th><th>Allocated CPU VCores</th><th>Progress</th><th>Waiting for</th></tr>",
     );
     for a in apps {
-        let i = &a.info;
+        let i = a.info_for(hidden);
+        let (started, finished) = if a.visible(hidden) { (a.started, a.finished) } else { (0, 0) };
         let _ = write!(
             out,
             "<tr data-app=\"{id}\"><td><a href=\"/cluster/app/{id}\">{id}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
@@ -175,8 +188,8 @@ fn apps_table(apps: &[&AppSnap]) -> String {
             esc(&a.app_type),
             esc(&a.queue),
             num(&i["priority"]),
-            a.started,
-            a.finished,
+            started,
+            finished,
             a.state.name(),
             a.final_status,
             num(&i["runningContainers"]),
@@ -191,20 +204,30 @@ fn apps_table(apps: &[&AppSnap]) -> String {
     out
 }
 
-async fn apps(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>) -> Response {
-    render_apps(&ctx, q.get("state").cloned(), q.get("queue").cloned())
+async fn apps(
+    State(ctx): State<Ctx>,
+    Query(q): Query<HashMap<String, String>>,
+    RawQuery(raw): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    let snap = ctx.rm.snapshot();
+    let hidden = hidden(&ctx, &snap, &raw, &headers).await;
+    render_apps(&snap, &hidden, q.get("state").cloned(), q.get("queue").cloned())
 }
 
 async fn apps_in_state(
     State(ctx): State<Ctx>,
     Path(state): Path<String>,
     Query(q): Query<HashMap<String, String>>,
+    RawQuery(raw): RawQuery,
+    headers: HeaderMap,
 ) -> Response {
-    render_apps(&ctx, Some(state), q.get("queue").cloned())
+    let snap = ctx.rm.snapshot();
+    let hidden = hidden(&ctx, &snap, &raw, &headers).await;
+    render_apps(&snap, &hidden, Some(state), q.get("queue").cloned())
 }
 
-fn render_apps(ctx: &Ctx, state: Option<String>, queue: Option<String>) -> Response {
-    let snap = ctx.rm.snapshot();
+fn render_apps(snap: &Snapshot, hidden: &[ApplicationId], state: Option<String>, queue: Option<String>) -> Response {
     let state = state.filter(|s| !s.is_empty()).map(|s| s.to_ascii_uppercase());
     let wanted: Option<AppState> = state.as_deref().and_then(AppState::parse);
     let chosen: Vec<&AppSnap> = snap
@@ -233,11 +256,11 @@ fn render_apps(ctx: &Ctx, state: Option<String>, queue: Option<String>) -> Respo
         state.as_deref().map(|s| format!(" in state {}", esc(s))).unwrap_or_default(),
         queue.as_deref().filter(|q| !q.is_empty()).map(|q| format!(" in queue {}", esc(q))).unwrap_or_default(),
     );
-    body.push_str(&apps_table(&chosen));
-    page("Applications", &snap, &body)
+    body.push_str(&apps_table(&chosen, hidden));
+    page("Applications", snap, &body)
 }
 
-async fn app(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response {
+async fn app(State(ctx): State<Ctx>, Path(id): Path<String>, RawQuery(raw): RawQuery, headers: HeaderMap) -> Response {
     let snap = ctx.rm.snapshot();
     let Some(a) = snap.apps.iter().find(|a| a.id == id) else {
         let body = format!("<h2>Application {}</h2><p>No such application on this ResourceManager.</p>", esc(&id));
@@ -245,6 +268,16 @@ async fn app(State(ctx): State<Ctx>, Path(id): Path<String>) -> Response {
         *r.status_mut() = axum::http::StatusCode::NOT_FOUND;
         return r;
     };
+    if !a.visible(&hidden(&ctx, &snap, &raw, &headers).await) {
+        // YARN's AppBlock says no in these words, on an otherwise ordinary page.
+        let user = super::rest::caller_of(&ctx, &raw, &headers).unwrap_or_default();
+        let body = format!(
+            "<h2>Application {id}</h2><p id=\"not-authorized\">You (User {}) are not authorized to view application {id}</p>",
+            esc(&user),
+            id = esc(&a.id)
+        );
+        return page("Application", &snap, &body);
+    }
     // A failed call (the RM stopping) shows no containers rather than no page.
     let containers = ctx.rm.containers(a.key).await.unwrap_or_default();
     let i = &a.info;
@@ -359,7 +392,12 @@ fn pct(part: i64, whole: i64) -> f64 {
     ((part as f64 * 100.0 / whole as f64).clamp(0.0, 100.0) * 100.0).round() / 100.0
 }
 
-async fn scheduler(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>) -> Response {
+async fn scheduler(
+    State(ctx): State<Ctx>,
+    Query(q): Query<HashMap<String, String>>,
+    RawQuery(raw): RawQuery,
+    headers: HeaderMap,
+) -> Response {
     let snap = ctx.rm.snapshot();
     let selected = q.get("queue").filter(|q| !q.is_empty()).cloned();
     let fair = snap.scheduler_kind == "fair";
@@ -382,7 +420,8 @@ async fn scheduler(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, Strin
     body.push_str("</ul>");
     if let Some(q) = &selected {
         let apps: Vec<&AppSnap> = snap.apps.iter().rev().map(|a| &**a).filter(|a| &a.queue == q).collect();
-        let _ = write!(body, "<h2>Applications in {}</h2>{}", esc(q), apps_table(&apps));
+        let hidden = hidden(&ctx, &snap, &raw, &headers).await;
+        let _ = write!(body, "<h2>Applications in {}</h2>{}", esc(q), apps_table(&apps, &hidden));
     }
     page("Scheduler", &snap, &body)
 }
