@@ -6,11 +6,12 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use fairloom_model::{Millis, Resource};
+use fairloom_model::{ApplicationAttemptId, Millis, Resource};
 use fairloom_protocol::Res;
 use fairloom_scheduler::{QueueId, Scheduler};
 
 use crate::core::{AppState, Core, NodeNames, NodeState, RmApp, RmNode};
+use crate::service::AppSnap;
 
 pub const VERSION: &str = concat!("fairloom ", env!("CARGO_PKG_VERSION"));
 
@@ -114,71 +115,129 @@ fn percent(part: i64, whole: i64) -> i64 {
     }
 }
 
+/// What YARN's AppInfo shows of an application beyond what its [`AppSnap`] names, taken at a
+/// publish as plain values. The JSON is built from it by the first reader that asks, off the
+/// loop: building it for every running application at every publish was a tenth of the
+/// loop's time under `bench rm`.
+#[derive(Debug, Clone)]
+pub struct AppFigures {
+    progress: f32,
+    diagnostics: String,
+    cluster_ts: Millis,
+    priority: i32,
+    launched: Millis,
+    submitted: Millis,
+    elapsed: Millis,
+    /// The AM's node HTTP address and container, once it has one.
+    am_http: String,
+    am_container: Option<String>,
+    used: Resource,
+    running: usize,
+    memory_seconds: i64,
+    vcore_seconds: i64,
+    cluster_memory: i64,
+    preempted: Res,
+    preempted_am: u32,
+    preempted_non_am: u32,
+    tracking_url: Option<String>,
+}
+
+impl AppFigures {
+    pub fn of(core: &Core, app: &RmApp) -> Self {
+        let view = app.sched.map(|s| core.sched.app(s));
+        let (used, running) = view.as_ref().map(|v| (v.usage, v.live_containers)).unwrap_or((Resource::none(), 0));
+        let attempt = app.attempt();
+        let mut diagnostics = app.diagnostics.clone();
+        // Until its AM has a container, an accepted app waits on the scheduler, which says
+        // why; after, on its AM (whose state `diagnostics` holds).
+        if app.state == AppState::Accepted && attempt.is_none_or(|a| a.am_container.is_none()) {
+            if let Some(w) = view.as_ref().and_then(|v| v.wait.as_ref()) {
+                diagnostics = format!("[fairloom] {w}");
+            }
+        }
+        let elapsed = if app.finish_time > 0 { app.finish_time - app.start_time } else { core.now - app.start_time };
+        // Finished containers' usage plus what the live ones have used so far, as YARN's
+        // aggregate resource usage of a running app counts its running containers.
+        let (running_memory, running_vcores) = core.containers.running_seconds(app.id, core.now);
+        let am_container = attempt.filter(|a| a.am_node.is_some()).and_then(|a| a.am_container.clone());
+        Self {
+            progress: app.progress,
+            diagnostics,
+            cluster_ts: core.cluster_ts,
+            priority: app.priority,
+            launched: app.launch_time,
+            submitted: app.submit_time,
+            elapsed: elapsed.max(0),
+            am_http: attempt.and_then(|a| a.am_node_http.clone()).unwrap_or_default(),
+            am_container,
+            used,
+            running,
+            memory_seconds: app.memory_seconds + running_memory,
+            vcore_seconds: app.vcore_seconds + running_vcores,
+            cluster_memory: core.sched.cluster().total.memory(),
+            preempted: app.preempted,
+            preempted_am: app.preempted_am,
+            preempted_non_am: app.preempted_non_am,
+            tracking_url: (matches!(app.state, AppState::Running) || app.state.is_final())
+                .then(|| format!("http://{}/proxy/{}/", core.conf.webapp, app.id)),
+        }
+    }
+
+    /// The application's priority (YARN's AppInfo field).
+    pub fn priority(&self) -> i32 {
+        self.priority
+    }
+}
+
 /// YARN's AppInfo.
-pub fn app_info(core: &Core, app: &RmApp) -> Value {
-    let view = app.sched.map(|s| core.sched.app(s));
-    let (used, running) = view.as_ref().map(|v| (v.usage, v.live_containers)).unwrap_or((Resource::none(), 0));
-    let attempt = app.attempt();
-    let total = core.sched.cluster().total;
-    let tracking_ui = match app.state {
+pub fn app_info(a: &AppSnap) -> Value {
+    let f = &a.figures;
+    let tracking_ui = match a.state {
         AppState::Running => "ApplicationMaster",
         s if s.is_final() => "History",
         _ => "UNASSIGNED",
     };
-    let am_http = attempt.and_then(|a| a.am_node_http.clone()).unwrap_or_default();
-    let am_logs = match (attempt.and_then(|a| a.am_container.as_deref()), attempt.and_then(|a| a.am_node.as_deref())) {
-        (Some(c), Some(_)) => format!("http://{am_http}/node/containerlogs/{c}/{}", app.user),
-        _ => String::new(),
+    let am_logs = match &f.am_container {
+        Some(c) => format!("http://{}/node/containerlogs/{c}/{}", f.am_http, a.user),
+        None => String::new(),
     };
-    let mut diagnostics = app.diagnostics.clone();
-    // Until its AM has a container, an accepted app waits on the scheduler, which says why;
-    // after, on its AM (whose state `diagnostics` holds).
-    if app.state == AppState::Accepted && attempt.is_none_or(|a| a.am_container.is_none()) {
-        if let Some(w) = view.as_ref().and_then(|v| v.wait.as_ref()) {
-            diagnostics = format!("[fairloom] {w}");
-        }
-    }
-    let elapsed = if app.finish_time > 0 { app.finish_time - app.start_time } else { core.now - app.start_time };
-    // Finished containers' usage plus what the live ones have used so far, as YARN's
-    // aggregate resource usage of a running app counts its running containers.
-    let (running_memory, running_vcores) = core.containers.running_seconds(app.id, core.now);
-    let (memory_seconds, vcore_seconds) = (app.memory_seconds + running_memory, app.vcore_seconds + running_vcores);
+    let used = f.used;
     let mut v = json!({
-        "id": app.id.to_string(),
-        "user": app.user,
-        "name": app.sub.name(),
-        "queue": app.queue,
-        "state": app.state.name(),
-        "finalStatus": app.final_status.name(),
-        "progress": (app.progress * 100.0) as f64,
+        "id": a.id,
+        "user": a.user,
+        "name": a.name,
+        "queue": a.queue,
+        "state": a.state.name(),
+        "finalStatus": a.final_status,
+        "progress": (f.progress * 100.0) as f64,
         "trackingUI": tracking_ui,
-        "diagnostics": diagnostics,
-        "clusterId": core.cluster_ts,
-        "applicationType": app.sub.app_type(),
-        "applicationTags": app.sub.tags().join(","),
-        "priority": app.priority,
-        "startedTime": app.start_time,
-        "launchTime": app.launch_time,
-        "submitTime": app.submit_time,
-        "finishedTime": app.finish_time,
-        "elapsedTime": elapsed.max(0),
+        "diagnostics": f.diagnostics,
+        "clusterId": f.cluster_ts,
+        "applicationType": a.app_type,
+        "applicationTags": a.tags.join(","),
+        "priority": f.priority,
+        "startedTime": a.started,
+        "launchTime": f.launched,
+        "submitTime": f.submitted,
+        "finishedTime": a.finished,
+        "elapsedTime": f.elapsed,
         "amContainerLogs": am_logs,
-        "amHostHttpAddress": am_http,
+        "amHostHttpAddress": f.am_http,
         "amRPCAddress": "N/A",
         "allocatedMB": used.memory(),
         "allocatedVCores": used.vcores(),
         "reservedMB": 0,
         "reservedVCores": 0,
-        "runningContainers": running,
-        "memorySeconds": memory_seconds,
-        "vcoreSeconds": vcore_seconds,
+        "runningContainers": f.running,
+        "memorySeconds": f.memory_seconds,
+        "vcoreSeconds": f.vcore_seconds,
         "queueUsagePercentage": 0.0,
-        "clusterUsagePercentage": if total.memory() > 0 { used.memory() as f64 * 100.0 / total.memory() as f64 } else { 0.0 },
-        "resourceSecondsMap": { "entry": { "key": "memory-mb", "value": memory_seconds.to_string() } },
-        "preemptedResourceMB": app.preempted.memory,
-        "preemptedResourceVCores": app.preempted.vcores,
-        "numNonAMContainerPreempted": app.preempted_non_am,
-        "numAMContainerPreempted": app.preempted_am,
+        "clusterUsagePercentage": if f.cluster_memory > 0 { used.memory() as f64 * 100.0 / f.cluster_memory as f64 } else { 0.0 },
+        "resourceSecondsMap": { "entry": { "key": "memory-mb", "value": f.memory_seconds.to_string() } },
+        "preemptedResourceMB": f.preempted.memory,
+        "preemptedResourceVCores": f.preempted.vcores,
+        "numNonAMContainerPreempted": f.preempted_non_am,
+        "numAMContainerPreempted": f.preempted_am,
         "preemptedMemorySeconds": 0,
         "preemptedVcoreSeconds": 0,
         "logAggregationStatus": "DISABLED",
@@ -188,8 +247,8 @@ pub fn app_info(core: &Core, app: &RmApp) -> Value {
         "resourceInfo": { "resourceUsagesByPartition": [] },
         "timeouts": { "timeout": [{ "type": "LIFETIME", "expiryTime": "UNLIMITED", "remainingTime": -1 }] },
     });
-    if matches!(app.state, AppState::Running) || app.state.is_final() {
-        v["trackingUrl"] = json!(format!("http://{}/proxy/{}/", core.conf.webapp, app.id));
+    if let Some(url) = &f.tracking_url {
+        v["trackingUrl"] = json!(url);
     }
     v
 }
@@ -221,27 +280,57 @@ pub fn restricted_app_info(info: &Value) -> Value {
     v
 }
 
-/// YARN's AppAttemptInfo.
-pub fn attempt_info(app: &RmApp, number: u32) -> Option<Value> {
-    let a = app.attempts.iter().find(|a| a.number == number)?;
-    Some(json!({
+/// One attempt as YARN's AppAttemptInfo shows it, taken at a publish as plain values and
+/// rendered by [`attempt_info`] when read.
+#[derive(Debug, Clone)]
+pub struct AttemptRow {
+    pub number: u32,
+    id: ApplicationAttemptId,
+    state: &'static str,
+    started: Millis,
+    finished: Millis,
+    am_container: Option<String>,
+    am_node: Option<String>,
+    am_node_http: Option<String>,
+    diagnostics: String,
+}
+
+impl AttemptRow {
+    pub fn of(app: &RmApp, a: &crate::core::Attempt) -> Self {
+        Self {
+            number: a.number,
+            id: app.attempt_id(a.number),
+            state: a.state.name(),
+            started: a.start_time,
+            finished: a.finish_time,
+            am_container: a.am_container.clone(),
+            am_node: a.am_node.clone(),
+            am_node_http: a.am_node_http.clone(),
+            diagnostics: a.diagnostics.clone(),
+        }
+    }
+}
+
+/// YARN's AppAttemptInfo of an attempt of `user`'s application.
+pub fn attempt_info(a: &AttemptRow, user: &str) -> Value {
+    json!({
         "id": a.number,
-        "startTime": a.start_time,
-        "finishedTime": a.finish_time,
+        "startTime": a.started,
+        "finishedTime": a.finished,
         "containerId": a.am_container.clone().unwrap_or_default(),
         "nodeHttpAddress": a.am_node_http.clone().unwrap_or_default(),
         "nodeId": a.am_node.clone().unwrap_or_default(),
         "logsLink": match (&a.am_node_http, &a.am_container) {
-            (Some(h), Some(c)) => format!("http://{h}/node/containerlogs/{c}/{}", app.user),
+            (Some(h), Some(c)) => format!("http://{h}/node/containerlogs/{c}/{user}"),
             _ => String::new(),
         },
         "blacklistedNodes": "",
         "nodesBlacklistedBySystem": "",
-        "appAttemptId": app.attempt_id(a.number).to_string(),
-        "appAttemptState": a.state.name(),
+        "appAttemptId": a.id.to_string(),
+        "appAttemptState": a.state,
         "diagnosticsInfo": a.diagnostics,
         "exportPorts": "",
-    }))
+    })
 }
 
 /// A live container as views need it: copied for a reader, rendered as it reads.

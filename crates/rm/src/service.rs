@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
@@ -64,16 +64,31 @@ pub struct AppSnap {
     pub name: String,
     pub started: Millis,
     pub finished: Millis,
-    pub info: Value,
-    /// (number, AppAttemptInfo). Its containers are not copied at every publish: readers
-    /// ask the loop for them ([`LoopClient::containers`]).
-    pub attempts: Vec<(u32, Value)>,
+    pub figures: dao::AppFigures,
+    /// YARN's AppInfo, built from the above by the first reader that asks.
+    info: OnceLock<Value>,
+    /// Its attempts. Their containers are not copied at every publish: readers ask the loop
+    /// for them ([`LoopClient::containers`]).
+    attempt_rows: Vec<dao::AttemptRow>,
+    /// (number, AppAttemptInfo), built from the rows by the first reader that asks.
+    attempts: OnceLock<Vec<(u32, Value)>>,
     containers_changed: Option<u64>,
     /// Why it waits, when it does.
     pub wait: Option<Wait>,
 }
 
 impl AppSnap {
+    /// YARN's AppInfo of this application.
+    pub fn info(&self) -> &Value {
+        self.info.get_or_init(|| dao::app_info(self))
+    }
+
+    /// (number, YARN's AppAttemptInfo) of each attempt.
+    pub fn attempts(&self) -> &[(u32, Value)] {
+        self.attempts
+            .get_or_init(|| self.attempt_rows.iter().map(|r| (r.number, dao::attempt_info(r, &self.user))).collect())
+    }
+
     /// Whether a reader who may not view the applications in `hidden` (sorted) may view it.
     pub fn visible(&self, hidden: &[ApplicationId]) -> bool {
         hidden.binary_search(&self.key).is_err()
@@ -82,9 +97,9 @@ impl AppSnap {
     /// Its AppInfo as that reader sees it: whole, or without what VIEW_APP guards.
     pub fn info_for(&self, hidden: &[ApplicationId]) -> Cow<'_, Value> {
         if self.visible(hidden) {
-            Cow::Borrowed(&self.info)
+            Cow::Borrowed(self.info())
         } else {
-            Cow::Owned(dao::restricted_app_info(&self.info))
+            Cow::Owned(dao::restricted_app_info(self.info()))
         }
     }
 }
@@ -128,9 +143,11 @@ fn app_snap(core: &Core, app: &crate::core::RmApp, prev: Option<&Arc<AppSnap>>) 
         name: app.sub.name().to_string(),
         started: app.start_time,
         finished: app.finish_time,
-        info: dao::app_info(core, app),
+        figures: dao::AppFigures::of(core, app),
+        info: OnceLock::new(),
         wait: explain::wait_of(core, app),
-        attempts: app.attempts.iter().filter_map(|a| Some((a.number, dao::attempt_info(app, a.number)?))).collect(),
+        attempt_rows: app.attempts.iter().map(|a| dao::AttemptRow::of(app, a)).collect(),
+        attempts: OnceLock::new(),
         containers_changed: changed,
     })
 }

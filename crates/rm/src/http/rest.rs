@@ -300,7 +300,7 @@ async fn move_app(
 
 async fn app_priority(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
     let snap = ctx.rm.snapshot();
-    ok(json!({ "priority": find_app(&snap, &id)?.info["priority"] }))
+    ok(json!({ "priority": find_app(&snap, &id)?.figures.priority() }))
 }
 
 #[derive(serde::Deserialize)]
@@ -348,12 +348,12 @@ async fn update_timeout(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
 async fn attempts(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
     let snap = ctx.rm.snapshot();
     let a = find_app(&snap, &id)?;
-    let list: Vec<&Value> = a.attempts.iter().map(|(_, v)| v).collect();
+    let list: Vec<&Value> = a.attempts().iter().map(|(_, v)| v).collect();
     ok(json!({ "appAttempts": { "appAttempt": list } }))
 }
 
 fn find_attempt<'a>(a: &'a AppSnap, attempt: &str) -> Result<&'a (u32, Value), RmError> {
-    a.attempts
+    a.attempts()
         .iter()
         .find(|(n, v)| v["appAttemptId"] == attempt || n.to_string() == attempt)
         .ok_or_else(|| RmError::not_found(format!("appAttempt with id: {attempt} not found")))

@@ -280,7 +280,7 @@ async fn app(State(ctx): State<Ctx>, Path(id): Path<String>, RawQuery(raw): RawQ
     }
     // A failed call (the RM stopping) shows no containers rather than no page.
     let containers = ctx.rm.containers(a.key).await.unwrap_or_default();
-    let i = &a.info;
+    let i = a.info();
     // The containers below are read from the loop now, the rest of the page from the last
     // publish: a live app's allocation is summed from the same list, so the two agree.
     let (memory, vcores) = if a.state.is_final() {
@@ -326,7 +326,7 @@ async fn app(State(ctx): State<Ctx>, Path(id): Path<String>, RawQuery(raw): RawQ
         let _ = write!(body, "<tr><th>{k}</th><td>{v}</td></tr>");
     }
     body.push_str("</table><h2>Application Attempts</h2><table id=\"attempts\"><tr><th>Attempt ID</th><th>Started</th><th>State</th><th>Node</th><th>Logs</th><th>Diagnostics</th></tr>");
-    for (_, at) in &a.attempts {
+    for (_, at) in a.attempts() {
         let _ = write!(
             body,
             "<tr><td>{}</td><td><time data-ms=\"{}\"></time></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
