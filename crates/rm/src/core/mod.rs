@@ -451,7 +451,11 @@ impl Core {
     /// Count an event of `app` in its queue's QueueMetrics.
     fn count(&mut self, app: ApplicationId, f: impl FnOnce(&mut QueueCounts)) {
         if let Some(a) = self.apps.get(&app) {
-            f(self.queue_counts.entry(a.queue.clone()).or_default());
+            // Looked up before it is inserted: the name is cloned once per queue, not per event.
+            match self.queue_counts.get_mut(a.queue.as_str()) {
+                Some(counts) => f(counts),
+                None => f(self.queue_counts.entry(a.queue.clone()).or_default()),
+            }
         }
     }
 

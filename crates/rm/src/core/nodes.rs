@@ -255,14 +255,14 @@ impl Core {
             let _ = self.sched.complete_container(container, exit::ABORTED);
             return;
         };
-        let epoch = self.epoch;
-        let key = self.key.clone();
         let http = self.nodes[node].names.http.clone();
-        let app = self.apps.get_mut(&app_id).expect("mapped apps exist");
+        let app = &self.apps[&app_id];
         let number = app.attempt().map(|a| a.number).unwrap_or(1);
-        let id = YarnContainerId { attempt: app.attempt_id(number), epoch: epoch.saturating_sub(1), id: seq as u64 }
-            .to_string();
-        let token = key.container_token(&id, node, &app.user, resource);
+        let id =
+            YarnContainerId { attempt: app.attempt_id(number), epoch: self.epoch.saturating_sub(1), id: seq as u64 }
+                .to_string();
+        let token = self.key.container_token(&id, node, &app.user, resource);
+        let launch = is_am.then(|| am_launch_context(app, &id, &self.conf, &self.key));
         self.containers.insert(RmContainer {
             id: id.clone(),
             app: app_id,
@@ -277,8 +277,7 @@ impl Core {
         });
         self.count(app_id, |q| q.containers_allocated += 1);
         let app = self.apps.get_mut(&app_id).expect("mapped apps exist");
-        if is_am {
-            let launch = am_launch_context(app, &id, &self.conf, &key);
+        if let Some(launch) = launch {
             let user = app.user.clone();
             if app.launch_time == 0 {
                 app.launch_time = now;
