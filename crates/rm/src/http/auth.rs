@@ -2,9 +2,14 @@
 //! signed `hadoop.auth` cookie that names it on later requests. No user means anonymous
 //! (`dr.who`), which may read but not change anything.
 
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue};
 
 use fairloom_protocol::token::TokenKey;
+
+use super::Ctx;
+use crate::service::wall_ms;
 
 const COOKIE: &str = "hadoop.auth";
 /// How long a cookie is good for (Hadoop's default token validity, 10 hours).
@@ -27,6 +32,18 @@ pub fn caller(query: Option<&str>, headers: &HeaderMap, key: &TokenKey, now: i64
         }
     }
     None
+}
+
+/// Who reads: the caller when it named itself, `None` for an anonymous reader. An extractor,
+/// so that every read handler states it in its signature.
+pub struct Reader(pub Option<String>);
+
+impl FromRequestParts<Ctx> for Reader {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, ctx: &Ctx) -> Result<Self, Self::Rejection> {
+        Ok(Self(caller(parts.uri.query(), &parts.headers, &ctx.key, wall_ms())))
+    }
 }
 
 pub(super) fn user_param(query: &str) -> Option<String> {

@@ -11,7 +11,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{json, Value};
 
-use super::auth::{caller, cookie_for, user_param};
+use super::auth::{caller, cookie_for, user_param, Reader};
 use super::{json_response, parse_body, Ctx};
 use crate::core::{AppState, KillOutcome};
 use crate::dao;
@@ -88,7 +88,7 @@ fn ok(v: Value) -> R {
 
 /// The authenticated caller, or YARN's AuthorizationException.
 fn need_user(ctx: &Ctx, q: &Option<String>, headers: &HeaderMap) -> Result<String, RmError> {
-    caller_of(ctx, q, headers).ok_or_else(RmError::unauthenticated)
+    caller(q.as_deref(), headers, &ctx.key, wall_ms()).ok_or_else(RmError::unauthenticated)
 }
 
 fn with_cookie(mut r: Response, ctx: &Ctx, q: &Option<String>) -> Response {
@@ -151,12 +151,7 @@ fn queue_matches(app_queue: &str, wanted: &str) -> bool {
     app_queue == wanted || app_queue.rsplit('.').next() == Some(wanted) || format!("root.{wanted}") == app_queue
 }
 
-async fn apps(
-    State(ctx): State<Ctx>,
-    Query(q): Query<HashMap<String, String>>,
-    RawQuery(raw): RawQuery,
-    headers: HeaderMap,
-) -> R {
+async fn apps(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>, reader: Reader) -> R {
     let states = parse_states(&q)?;
     let final_status = q.get("finalStatus").map(|s| s.to_ascii_uppercase());
     let limit: Option<usize> = match q.get("limit") {
@@ -186,7 +181,7 @@ async fn apps(
             && (types.is_empty() || types.contains(&a.app_type.to_ascii_lowercase()))
             && (tags.is_empty() || tags.iter().any(|t| a.tags.contains(t)))
     };
-    let hidden = ctx.rm.hidden_from(&snap, caller_of(&ctx, &raw, &headers).as_deref()).await?;
+    let hidden = ctx.rm.hidden_from(&snap, reader.0.as_deref()).await?;
     let chosen: Vec<Cow<Value>> =
         snap.apps.iter().filter(keep).take(limit.unwrap_or(usize::MAX)).map(|a| a.info_for(&hidden)).collect();
     let body = if chosen.is_empty() { json!({ "apps": null }) } else { json!({ "apps": { "app": chosen } }) };
@@ -203,16 +198,11 @@ fn find_app<'a>(snap: &'a crate::service::Snapshot, id: &str) -> Result<&'a AppS
         .ok_or_else(|| RmError::not_found(format!("app with id: {id} not found")))
 }
 
-async fn app(State(ctx): State<Ctx>, Path(id): Path<String>, RawQuery(raw): RawQuery, headers: HeaderMap) -> R {
+async fn app(State(ctx): State<Ctx>, Path(id): Path<String>, reader: Reader) -> R {
     let snap = ctx.rm.snapshot();
     let a = find_app(&snap, &id)?;
-    let hidden = ctx.rm.hidden_from(&snap, caller_of(&ctx, &raw, &headers).as_deref()).await?;
+    let hidden = ctx.rm.hidden_from(&snap, reader.0.as_deref()).await?;
     ok(json!({ "app": a.info_for(&hidden) }))
-}
-
-/// The reader, when it named itself (`user.name` or the cookie).
-pub(super) fn caller_of(ctx: &Ctx, q: &Option<String>, headers: &HeaderMap) -> Option<String> {
-    caller(q.as_deref(), headers, &ctx.key, wall_ms())
 }
 
 /// fairloom's own: why the application waits, with the numbers behind it, and its queue.

@@ -7,14 +7,14 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use axum::extract::{Path, Query, RawQuery, State};
-use axum::http::HeaderMap;
+use axum::extract::{Path, Query, State};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use fairloom_model::ApplicationId;
 use serde_json::Value;
 
+use super::auth::Reader;
 use super::Ctx;
 use crate::core::AppState;
 use crate::queues::QueueRow;
@@ -154,14 +154,13 @@ fn metrics_tables(snap: &Snapshot) -> String {
 
 /// The applications this reader may not view (VIEW_APP): none with ACLs off or for a reader
 /// who did not name itself. If the loop cannot answer, none is shown whole.
-async fn hidden(ctx: &Ctx, snap: &Snapshot, raw: &Option<String>, headers: &HeaderMap) -> Vec<ApplicationId> {
-    let caller = super::rest::caller_of(ctx, raw, headers);
-    ctx.rm.hidden_from(snap, caller.as_deref()).await.unwrap_or_else(|_| snap.apps.iter().map(|a| a.key).collect())
+async fn hidden(ctx: &Ctx, snap: &Snapshot, reader: &Reader) -> Vec<ApplicationId> {
+    ctx.rm.hidden_from(snap, reader.0.as_deref()).await.unwrap_or_else(|_| snap.apps.iter().map(|a| a.key).collect())
 }
 
-async fn overview(State(ctx): State<Ctx>, RawQuery(raw): RawQuery, headers: HeaderMap) -> Response {
+async fn overview(State(ctx): State<Ctx>, reader: Reader) -> Response {
     let snap = ctx.rm.snapshot();
-    let hidden = hidden(&ctx, &snap, &raw, &headers).await;
+    let hidden = hidden(&ctx, &snap, &reader).await;
     let apps: Vec<&AppSnap> = snap.apps.iter().rev().take(100).map(|a| &**a).collect();
     let body = format!("<h2>Applications (latest {})</h2>{}", apps.len(), apps_table(&apps, &hidden));
     page("Cluster", &snap, &body)
@@ -204,14 +203,9 @@ fn apps_table(apps: &[&AppSnap], hidden: &[ApplicationId]) -> String {
     out
 }
 
-async fn apps(
-    State(ctx): State<Ctx>,
-    Query(q): Query<HashMap<String, String>>,
-    RawQuery(raw): RawQuery,
-    headers: HeaderMap,
-) -> Response {
+async fn apps(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>, reader: Reader) -> Response {
     let snap = ctx.rm.snapshot();
-    let hidden = hidden(&ctx, &snap, &raw, &headers).await;
+    let hidden = hidden(&ctx, &snap, &reader).await;
     render_apps(&snap, &hidden, q.get("state").cloned(), q.get("queue").cloned())
 }
 
@@ -219,11 +213,10 @@ async fn apps_in_state(
     State(ctx): State<Ctx>,
     Path(state): Path<String>,
     Query(q): Query<HashMap<String, String>>,
-    RawQuery(raw): RawQuery,
-    headers: HeaderMap,
+    reader: Reader,
 ) -> Response {
     let snap = ctx.rm.snapshot();
-    let hidden = hidden(&ctx, &snap, &raw, &headers).await;
+    let hidden = hidden(&ctx, &snap, &reader).await;
     render_apps(&snap, &hidden, Some(state), q.get("queue").cloned())
 }
 
@@ -260,7 +253,7 @@ fn render_apps(snap: &Snapshot, hidden: &[ApplicationId], state: Option<String>,
     page("Applications", snap, &body)
 }
 
-async fn app(State(ctx): State<Ctx>, Path(id): Path<String>, RawQuery(raw): RawQuery, headers: HeaderMap) -> Response {
+async fn app(State(ctx): State<Ctx>, Path(id): Path<String>, reader: Reader) -> Response {
     let snap = ctx.rm.snapshot();
     let Some(a) = snap.apps.iter().find(|a| a.id == id) else {
         let body = format!("<h2>Application {}</h2><p>No such application on this ResourceManager.</p>", esc(&id));
@@ -268,12 +261,11 @@ async fn app(State(ctx): State<Ctx>, Path(id): Path<String>, RawQuery(raw): RawQ
         *r.status_mut() = axum::http::StatusCode::NOT_FOUND;
         return r;
     };
-    if !a.visible(&hidden(&ctx, &snap, &raw, &headers).await) {
+    if !a.visible(&hidden(&ctx, &snap, &reader).await) {
         // YARN's AppBlock says no in these words, on an otherwise ordinary page.
-        let user = super::rest::caller_of(&ctx, &raw, &headers).unwrap_or_default();
         let body = format!(
             "<h2>Application {id}</h2><p id=\"not-authorized\">You (User {}) are not authorized to view application {id}</p>",
-            esc(&user),
+            esc(reader.0.as_deref().unwrap_or_default()),
             id = esc(&a.id)
         );
         return page("Application", &snap, &body);
@@ -392,12 +384,7 @@ fn pct(part: i64, whole: i64) -> f64 {
     ((part as f64 * 100.0 / whole as f64).clamp(0.0, 100.0) * 100.0).round() / 100.0
 }
 
-async fn scheduler(
-    State(ctx): State<Ctx>,
-    Query(q): Query<HashMap<String, String>>,
-    RawQuery(raw): RawQuery,
-    headers: HeaderMap,
-) -> Response {
+async fn scheduler(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>, reader: Reader) -> Response {
     let snap = ctx.rm.snapshot();
     let selected = q.get("queue").filter(|q| !q.is_empty()).cloned();
     let fair = snap.scheduler_kind == "fair";
@@ -420,7 +407,7 @@ async fn scheduler(
     body.push_str("</ul>");
     if let Some(q) = &selected {
         let apps: Vec<&AppSnap> = snap.apps.iter().rev().map(|a| &**a).filter(|a| &a.queue == q).collect();
-        let hidden = hidden(&ctx, &snap, &raw, &headers).await;
+        let hidden = hidden(&ctx, &snap, &reader).await;
         let _ = write!(body, "<h2>Applications in {}</h2>{}", esc(q), apps_table(&apps, &hidden));
     }
     page("Scheduler", &snap, &body)
