@@ -504,6 +504,11 @@ pub fn run(args: &BenchRmArgs) -> Result<ExitCode> {
     );
     outln!("  CPS through the service     {service_cps:.0} per second of event-loop work");
     outln!(
+        "                              {:.0} per CPU second of the loop's thread ({:.1} s CPU)",
+        f("service_cps_cpu"),
+        f("loop_cpu_seconds")
+    );
+    outln!(
         "  CPS in process (simulator)  {sim_cps:.0} on the same workload ({:.2}× the service)",
         if service_cps > 0.0 { sim_cps / service_cps } else { 0.0 }
     );
@@ -585,6 +590,7 @@ async fn bench(args: &BenchRmArgs) -> Result<Value> {
     let delta = |k: &str| after.get(k).copied().unwrap_or(0.0) - before.get(k).copied().unwrap_or(0.0);
     let allocations = delta("fairloom_scheduler_containers_allocated_total");
     let busy = delta("fairloom_rm_loop_busy_seconds_total");
+    let loop_cpu = delta("fairloom_rm_loop_cpu_seconds_total");
     let mut hb = shared.heartbeat_us.lock().map_err(|_| anyhow!("poisoned"))?.clone();
     let mut rest = shared.rest_us.lock().map_err(|_| anyhow!("poisoned"))?.clone();
     Ok(json!({
@@ -605,6 +611,8 @@ async fn bench(args: &BenchRmArgs) -> Result<Value> {
         "wall_cps": allocations / secs,
         "loop_busy_seconds": busy,
         "service_cps": if busy > 0.0 { allocations / busy } else { 0.0 },
+        "loop_cpu_seconds": loop_cpu,
+        "service_cps_cpu": if loop_cpu > 0.0 { allocations / loop_cpu } else { 0.0 },
         "cpu_seconds": cpu,
     }))
 }

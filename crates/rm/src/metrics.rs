@@ -94,6 +94,9 @@ pub struct RmMetrics {
     /// Time the event loop spent working (handling commands, ticking, publishing), not
     /// waiting: YARN's "Scheduler Busy %" as a counter.
     pub loop_busy: Counter<f64, AtomicU64>,
+    /// CPU time the event loop's thread has used (its work, and waking and parking): unlike
+    /// `loop_busy`, not inflated while the thread waits for a core it shares.
+    pub loop_cpu: Counter<f64, AtomicU64>,
     /// What the last publish saw, to turn the core's totals into counter increments.
     last: Mutex<Last>,
 }
@@ -148,6 +151,7 @@ impl RmMetrics {
             am_allocate: latency(),
             rest_read: latency(),
             loop_busy: Counter::default(),
+            loop_cpu: Counter::default(),
             last: Mutex::new(Last::default()),
             registry: Registry::default(),
         };
@@ -177,6 +181,7 @@ impl RmMetrics {
         );
         registry.register("rm_am_allocate_seconds", "AM allocate handling time in the RM", m.am_allocate.clone());
         registry.register("rm_loop_busy_seconds", "Time the RM's event loop spent working", m.loop_busy.clone());
+        registry.register("rm_loop_cpu_seconds", "CPU time the RM's event loop thread used", m.loop_cpu.clone());
         registry.register("rm_rest_read_seconds", "REST read handling time in the RM", m.rest_read.clone());
         Self { registry, ..m }
     }

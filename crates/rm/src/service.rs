@@ -226,6 +226,14 @@ impl PhaseClock for LoopClock {
     }
 }
 
+/// CPU time the calling thread has used, if the system tells.
+fn thread_cpu() -> Option<Duration> {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec it is given and reads nothing else.
+    let ok = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0;
+    ok.then(|| Duration::new(t.tv_sec as u64, t.tv_nsec as u32))
+}
+
 /// Run the loop until `stop` is set or every sender is gone.
 pub fn run(mut core: Core, rx: Receiver<Command>, shared: Shared, stop: Arc<AtomicBool>, metrics: Arc<RmMetrics>) {
     core.sched.set_phase_clock(Box::new(LoopClock(Instant::now())));
@@ -233,6 +241,8 @@ pub fn run(mut core: Core, rx: Receiver<Command>, shared: Shared, stop: Arc<Atom
     let mut last_audit: Option<Instant> = None;
     let mut publish_cost = Duration::ZERO;
     let mut dirty = true;
+    // Read at each publish (a system call, not a vDSO read: not once per batch).
+    let mut cpu_seen = thread_cpu().unwrap_or_default();
     while !stop.load(Ordering::Relaxed) {
         let first = match rx.recv_timeout(TICK) {
             Ok(cmd) => Some(cmd),
@@ -265,6 +275,10 @@ pub fn run(mut core: Core, rx: Receiver<Command>, shared: Shared, stop: Arc<Atom
                 last_audit = Some(busy_to);
             }
             metrics.observe(&core, &snap.queues, audit);
+            if let Some(cpu) = thread_cpu() {
+                metrics.loop_cpu.inc_by(cpu.saturating_sub(cpu_seen).as_secs_f64());
+                cpu_seen = cpu;
+            }
             let published = Instant::now();
             publish_cost = published.duration_since(busy_to);
             last_publish = published;

@@ -114,3 +114,26 @@ fn the_metrics_page_is_prometheus_text() {
         assert!(text.contains(&format!("# TYPE fairloom_{name} counter")), "{name}: {text}");
     }
 }
+
+#[test]
+fn the_loops_cpu_time_is_counted() {
+    let rm = start("metrics-loop-cpu", &[], None);
+    let value = || {
+        let text = ureq::get(&rm.url("/metrics", None)).call().unwrap().into_string().unwrap();
+        assert!(text.contains("# TYPE fairloom_rm_loop_cpu_seconds counter"), "{text}");
+        text.lines()
+            .find_map(|l| l.strip_prefix("fairloom_rm_loop_cpu_seconds_total "))
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // The loop adds its thread's CPU time at each publish (at least once a second).
+    let mut seen = value();
+    for _ in 0..60 {
+        if seen > 0.0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        seen = value();
+    }
+    assert!(seen > 0.0, "the loop used some CPU by now");
+}
