@@ -40,7 +40,9 @@ pub enum Command {
     /// App id, priority, caller.
     Priority(String, i32, String, Reply<i32>),
     RegisterNode(RegisterNodeRequest, Reply<RegisterNodeResponse>),
-    NodeHeartbeat(NodeHeartbeatRequest, Reply<NodeHeartbeatResponse>),
+    /// The answer comes with the request handed back: its strings (every container's id)
+    /// are freed on the handler's thread, not the loop's.
+    NodeHeartbeat(NodeHeartbeatRequest, Reply<(NodeHeartbeatResponse, NodeHeartbeatRequest)>),
     RegisterAm(RegisterAmRequest, String, Reply<RegisterAmResponse>),
     Allocate(AllocateRequest, String, Reply<Arc<AllocateResponse>>),
     FinishAm(FinishAmRequest, String, Reply<FinishAmResponse>),
@@ -345,7 +347,7 @@ fn handle(core: &mut Core, cmd: Command, now: Millis, shared: &Shared) {
             let _ = r.send(out);
         }
         Command::NodeHeartbeat(req, r) => {
-            let _ = r.send(core.node_heartbeat(req, now));
+            let _ = r.send(core.node_heartbeat(&req, now).map(|out| (out, req)));
         }
         Command::RegisterAm(req, token, r) => {
             let _ = r.send(core.register_am(req, &token, now));

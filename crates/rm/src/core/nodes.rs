@@ -118,7 +118,11 @@ impl Core {
         });
     }
 
-    pub fn node_heartbeat(&mut self, req: NodeHeartbeatRequest, now: Millis) -> Result<NodeHeartbeatResponse, RmError> {
+    pub fn node_heartbeat(
+        &mut self,
+        req: &NodeHeartbeatRequest,
+        now: Millis,
+    ) -> Result<NodeHeartbeatResponse, RmError> {
         let resync = |diagnostics: &str| NodeHeartbeatResponse {
             response_id: 0,
             action: NodeAction::Resync,

@@ -44,7 +44,8 @@ async fn register_node(State(ctx): State<Ctx>, body: Bytes) -> R {
 async fn node_heartbeat(State(ctx): State<Ctx>, body: Bytes) -> R {
     let started = Instant::now();
     let req = parse_body(&body, "node heartbeat")?;
-    let out = ctx.rm.call(|r| Command::NodeHeartbeat(req, r)).await?;
+    let (out, req) = ctx.rm.call(|r| Command::NodeHeartbeat(req, r)).await?;
+    drop(req);
     let response = json_response(StatusCode::OK, &out);
     ctx.metrics.node_heartbeat.observe(started.elapsed().as_secs_f64());
     Ok(response)
