@@ -3,10 +3,11 @@
 //! owner and its own `MODIFY_APP` and `VIEW_APP` ACLs. With ACLs off, every authenticated
 //! user may do everything, as in YARN.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use fairloom_config::properties::Properties;
 use fairloom_config::Acl;
+use fairloom_model::ApplicationId;
 use fairloom_scheduler::{QueueAcl, Scheduler};
 
 use crate::core::RmApp;
@@ -97,22 +98,49 @@ impl AccessPolicy {
         )))
     }
 
-    /// YARN's VIEW_APP check (ApplicationACLsManager, then the queue's administer ACL): who
-    /// fails it still sees an application, without its times, AM address and resources.
-    pub fn may_view(&self, sched: &impl Scheduler, app: &RmApp, caller: &str) -> bool {
-        self.holds(sched, app, caller, "VIEW_APP")
+    /// The applications of `apps` that `caller` fails YARN's VIEW_APP check for
+    /// (ApplicationACLsManager, then the queue's administer ACL): it still sees them, without
+    /// their times, AM address and resources. Its groups are looked up once, and each
+    /// queue's answer once, for the whole list.
+    pub fn hidden<'a>(
+        &self,
+        sched: &impl Scheduler,
+        apps: impl Iterator<Item = &'a RmApp>,
+        caller: &str,
+    ) -> Vec<ApplicationId> {
+        if !self.enabled {
+            return Vec::new();
+        }
+        let groups = self.groups_of(caller);
+        if self.admin.allows(caller, &groups) {
+            return Vec::new();
+        }
+        let mut administers: HashMap<&str, bool> = HashMap::new();
+        apps.filter(|app| {
+            let queue_admin = *administers
+                .entry(app.queue.as_str())
+                .or_insert_with(|| sched.queue_access(&app.queue, caller, QueueAcl::AdministerQueue) == Some(true));
+            !(queue_admin || self.owns_or_listed(app, caller, &groups, "VIEW_APP"))
+        })
+        .map(|app| app.id)
+        .collect()
     }
 
     /// The owner, the cluster admin, the application's own `kind` ACL or an administrator
     /// of its queue; everyone with ACLs off.
     fn holds(&self, sched: &impl Scheduler, app: &RmApp, caller: &str, kind: &str) -> bool {
-        if !self.enabled || caller == app.user {
+        if !self.enabled {
             return true;
         }
         let groups = self.groups_of(caller);
-        self.admin.allows(caller, &groups)
-            || app.sub.app_acl(kind).is_some_and(|a| Acl::parse(a).allows(caller, &groups))
+        self.owns_or_listed(app, caller, &groups, kind)
+            || self.admin.allows(caller, &groups)
             || sched.queue_access(&app.queue, caller, QueueAcl::AdministerQueue) == Some(true)
+    }
+
+    /// The owner, or a user the application's own `kind` ACL lists.
+    fn owns_or_listed(&self, app: &RmApp, caller: &str, groups: &[String], kind: &str) -> bool {
+        caller == app.user || app.sub.app_acl(kind).is_some_and(|a| Acl::parse(a).allows(caller, groups))
     }
 }
 

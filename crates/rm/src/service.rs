@@ -364,13 +364,7 @@ fn handle(core: &mut Core, cmd: Command, now: Millis, shared: &Shared) {
             let _ = r.send(out);
         }
         Command::Hidden(caller, r) => {
-            let hidden = core
-                .apps
-                .values()
-                .filter(|app| !core.conf.access.may_view(&core.sched, app, &caller))
-                .map(|app| app.id)
-                .collect();
-            let _ = r.send(Ok(hidden));
+            let _ = r.send(Ok(core.conf.access.hidden(&core.sched, core.apps.values(), &caller)));
         }
         Command::Containers(id, r) => {
             let rows = core.apps.get(&id).map(|app| dao::container_rows(core, app)).unwrap_or_default();
