@@ -291,9 +291,14 @@ fn attempt_of(container: &str) -> Option<String> {
 }
 
 async fn am(shared: Arc<Shared>, node: usize, container: String, attempt: String, token: String) {
-    if let Err(e) = run_am(&shared, &attempt, &token).await {
-        eprintln!("bench: AM {attempt}: {e:#}");
-        shared.errors.fetch_add(1, Ordering::Relaxed);
+    match run_am(&shared, &attempt, &token).await {
+        // Once the bench stops, the RM goes away under the AMs still running: not an error.
+        Err(_) if shared.stop.load(Ordering::Relaxed) => {}
+        Err(e) => {
+            eprintln!("bench: AM {attempt}: {e:#}");
+            shared.errors.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(()) => {}
     }
     if let Ok(mut n) = shared.nodes[node].lock() {
         if let Some(r) = n.running.iter_mut().find(|r| r.status.container_id == container) {
@@ -396,7 +401,7 @@ async fn scrape(web: SocketAddr) -> Result<HashMap<String, f64>> {
     let text = String::from_utf8(body)?;
     Ok(text
         .lines()
-        .filter(|l| !l.starts_with('#') && !l.contains('{'))
+        .filter(|l| !l.starts_with('#'))
         .filter_map(|l| l.rsplit_once(' ').and_then(|(k, v)| Some((k.to_string(), v.parse().ok()?))))
         .collect())
 }
@@ -417,8 +422,10 @@ fn cpu_seconds() -> f64 {
     t(u.ru_utime) + t(u.ru_stime)
 }
 
-/// The same cluster and applications in the in-process simulator: its CPS.
-fn in_process(args: &BenchRmArgs, apps: usize) -> Result<f64> {
+/// The same cluster and applications in the in-process simulator: its CPS, and its CPS per
+/// second of the scheduler's node walk (a second run with the phase timers on, which slow
+/// the heartbeats they time).
+fn in_process(args: &BenchRmArgs, apps: usize) -> Result<(f64, f64)> {
     let nodes = (0..args.nodes)
         .map(|i| NodeDef {
             name: format!("sim-{i}"),
@@ -462,8 +469,16 @@ fn in_process(args: &BenchRmArgs, apps: usize) -> Result<f64> {
     };
     let opts =
         SimOptions { duration_ms: span + 10_000, node_heartbeat_ms: args.heartbeat_ms as i64, ..SimOptions::default() };
-    let report = fairloom_sim::load::simulate(&w, opts, 1).map_err(|e| anyhow!("{e}"))?;
-    Ok(report["cps"].as_f64().unwrap_or(0.0))
+    let report = fairloom_sim::load::simulate(&w, opts.clone(), 1).map_err(|e| anyhow!("{e}"))?;
+    let timed =
+        fairloom_sim::load::simulate(&w, SimOptions { phase_timers: true, ..opts }, 1).map_err(|e| anyhow!("{e}"))?;
+    let phases = &timed["core_phases"];
+    let walk: f64 = ["reservations_seconds", "precheck_seconds", "ordering_seconds", "assignment_seconds"]
+        .iter()
+        .filter_map(|k| phases[*k].as_f64())
+        .sum();
+    let allocations = timed["allocations"].as_f64().unwrap_or(0.0);
+    Ok((report["cps"].as_f64().unwrap_or(0.0), if walk > 0.0 { allocations / walk } else { 0.0 }))
 }
 
 pub fn run(args: &BenchRmArgs) -> Result<ExitCode> {
@@ -471,9 +486,10 @@ pub fn run(args: &BenchRmArgs) -> Result<ExitCode> {
     let figures = rt.block_on(bench(args))?;
     let allocations = figures["allocations"].as_f64().unwrap_or(0.0);
     let apps_total = figures["apps_submitted"].as_u64().unwrap_or(0) as usize;
-    let sim_cps = in_process(args, apps_total)?;
+    let (sim_cps, sim_walk_cps) = in_process(args, apps_total)?;
     let mut figures = figures;
     figures["in_process_cps"] = json!(sim_cps);
+    figures["in_process_cps_walk"] = json!(sim_walk_cps);
     let service_cps = figures["service_cps"].as_f64().unwrap_or(0.0);
     figures["service_to_in_process"] = json!(if sim_cps > 0.0 { service_cps / sim_cps } else { 0.0 });
     if args.json {
@@ -509,8 +525,18 @@ pub fn run(args: &BenchRmArgs) -> Result<ExitCode> {
         f("loop_cpu_seconds")
     );
     outln!(
+        "                              {:.0} per second of the scheduler's node walk inside it ({:.2} s)",
+        f("service_cps_walk"),
+        f("service_walk_seconds")
+    );
+    outln!(
         "  CPS in process (simulator)  {sim_cps:.0} on the same workload ({:.2}× the service)",
         if service_cps > 0.0 { sim_cps / service_cps } else { 0.0 }
+    );
+    outln!(
+        "                              {:.0} per second of its node walk (phase timers on; the service's: {:.0})",
+        f("in_process_cps_walk"),
+        f("service_cps_walk")
     );
     outln!("  process CPU                 {:.1} s (RM, simulated NMs and AMs together)", f("cpu_seconds"));
     Ok(ExitCode::SUCCESS)
@@ -591,6 +617,9 @@ async fn bench(args: &BenchRmArgs) -> Result<Value> {
     let allocations = delta("fairloom_scheduler_containers_allocated_total");
     let busy = delta("fairloom_rm_loop_busy_seconds_total");
     let loop_cpu = delta("fairloom_rm_loop_cpu_seconds_total");
+    // The scheduler's node walk inside the service (its phase timers, every phase).
+    let walk: f64 =
+        after.keys().filter(|k| k.starts_with("fairloom_scheduler_phase_seconds_total{")).map(|k| delta(k)).sum();
     let mut hb = shared.heartbeat_us.lock().map_err(|_| anyhow!("poisoned"))?.clone();
     let mut rest = shared.rest_us.lock().map_err(|_| anyhow!("poisoned"))?.clone();
     Ok(json!({
@@ -613,6 +642,8 @@ async fn bench(args: &BenchRmArgs) -> Result<Value> {
         "service_cps": if busy > 0.0 { allocations / busy } else { 0.0 },
         "loop_cpu_seconds": loop_cpu,
         "service_cps_cpu": if loop_cpu > 0.0 { allocations / loop_cpu } else { 0.0 },
+        "service_walk_seconds": walk,
+        "service_cps_walk": if walk > 0.0 { allocations / walk } else { 0.0 },
         "cpu_seconds": cpu,
     }))
 }
