@@ -123,7 +123,7 @@ pub fn run(args: &ShellArgs) -> Result<ExitCode> {
     let deadline = Instant::now() + Duration::from_secs(args.timeout);
     let mut last = String::new();
     while Instant::now() < deadline {
-        let app: Value = match agent.get(&format!("{base}/ws/v1/cluster/apps/{id}")).call() {
+        let app: Value = match agent.get(&format!("{base}/ws/v1/cluster/apps/{id}?{q}")).call() {
             Ok(r) => r.into_json()?,
             // The RM may be restarting: keep waiting.
             Err(_) => {

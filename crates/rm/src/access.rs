@@ -14,6 +14,10 @@ use crate::core::RmApp;
 use crate::error::RmError;
 
 pub const ACL_ENABLE: &str = "yarn.acl.enable";
+/// Who a reader that did not name itself is: Hadoop's web servers run every request through
+/// `StaticUserWebFilter` (core-default's `hadoop.http.filter.initializers`), which names an
+/// anonymous caller `hadoop.http.staticuser.user`, by default `dr.who`.
+pub const ANONYMOUS: &str = "dr.who";
 pub const ADMIN_ACL: &str = "yarn.admin.acl";
 /// Hadoop's static user → groups mapping (`user1=g1,g2;user2=;`); other users have one
 /// group named after themselves.

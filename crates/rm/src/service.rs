@@ -392,13 +392,14 @@ impl LoopClient {
         self.call(|r| Command::Containers(app, r)).await
     }
 
-    /// The applications `caller` may not view; none with ACLs off or without a caller (an
-    /// anonymous reader sees everything, as YARN's web services let a null caller through).
+    /// The applications `caller` (an anonymous reader is `dr.who`, as behind Hadoop's
+    /// static-user filter) may not view; none with ACLs off.
     pub async fn hidden_from(&self, snap: &Snapshot, caller: Option<&str>) -> Result<Vec<ApplicationId>, RmError> {
-        match caller {
-            Some(user) if snap.acl_enabled => self.call(|r| Command::Hidden(user.to_string(), r)).await,
-            _ => Ok(Vec::new()),
+        if !snap.acl_enabled {
+            return Ok(Vec::new());
         }
+        let user = caller.unwrap_or(crate::access::ANONYMOUS).to_string();
+        self.call(|r| Command::Hidden(user, r)).await
     }
 
     pub fn snapshot(&self) -> Arc<Snapshot> {

@@ -1,6 +1,6 @@
 //! Hadoop's pseudo authentication for the web: `?user.name=U` names the caller and earns a
 //! signed `hadoop.auth` cookie that names it on later requests. No user means anonymous
-//! (`dr.who`), which may read but not change anything.
+//! (`dr.who`), which may read (what `dr.who` may view, with ACLs on) but not change anything.
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;

@@ -152,8 +152,8 @@ fn metrics_tables(snap: &Snapshot) -> String {
     out
 }
 
-/// The applications this reader may not view (VIEW_APP): none with ACLs off or for a reader
-/// who did not name itself. If the loop cannot answer, none is shown whole.
+/// The applications this reader may not view (VIEW_APP): none with ACLs off. If the loop
+/// cannot answer, none is shown whole.
 async fn hidden(ctx: &Ctx, snap: &Snapshot, reader: &Reader) -> Vec<ApplicationId> {
     ctx.rm.hidden_from(snap, reader.0.as_deref()).await.unwrap_or_else(|_| snap.apps.iter().map(|a| a.key).collect())
 }
@@ -265,7 +265,7 @@ async fn app(State(ctx): State<Ctx>, Path(id): Path<String>, reader: Reader) -> 
         // YARN's AppBlock says no in these words, on an otherwise ordinary page.
         let body = format!(
             "<h2>Application {id}</h2><p id=\"not-authorized\">You (User {}) are not authorized to view application {id}</p>",
-            esc(reader.0.as_deref().unwrap_or_default()),
+            esc(reader.0.as_deref().unwrap_or(crate::access::ANONYMOUS)),
             id = esc(&a.id)
         );
         return page("Application", &snap, &body);
