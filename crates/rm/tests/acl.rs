@@ -204,6 +204,17 @@ fn viewing_an_application_needs_view_app() {
     assert_eq!(list["apps"]["app"][0]["allocatedMB"], 0, "{list}");
     assert_eq!(list["apps"]["app"][0]["id"], id.as_str());
 
+    // An attempt's containers: refused to bob, listed for dave.
+    let containers = |user: &str| {
+        support::call("GET", &rm.url(&format!("/ws/v1/cluster/apps/{id}/appattempts/1/containers"), Some(user)), None)
+    };
+    let (s, body) = containers("bob");
+    forbidden(s, &body);
+    assert!(body["RemoteException"]["message"].as_str().unwrap().contains("User bob"), "{body}");
+    let (s, body) = containers("dave");
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(body["containers"]["container"].as_array().map(Vec::len), Some(1), "the AM container: {body}");
+
     let (s, page) = rm.text(&format!("/cluster/app/{id}?user.name=bob"));
     assert_eq!(s, 200);
     assert!(page.contains(&format!("You (User bob) are not authorized to view application {id}")), "{page}");

@@ -16,7 +16,7 @@ use super::{json_response, parse_body, Ctx};
 use crate::core::{AppState, KillOutcome};
 use crate::dao;
 use crate::error::RmError;
-use crate::service::{wall_ms, AppSnap, Command};
+use crate::service::{wall_ms, AppSnap, Command, Snapshot};
 use crate::submission::Submission;
 
 pub fn web_router(ctx: Ctx) -> Router {
@@ -355,10 +355,27 @@ async fn attempt(State(ctx): State<Ctx>, Path((id, attempt)): Path<(String, Stri
     ok(json!({ "appAttempt": find_attempt(a, &attempt)?.1 }))
 }
 
-async fn attempt_containers(State(ctx): State<Ctx>, Path((id, attempt)): Path<(String, String)>) -> R {
+/// An attempt's containers are refused to a reader without VIEW_APP, as YARN's
+/// ClientRMService refuses its container reports (the application itself stays listed).
+async fn may_see_containers(
+    ctx: &Ctx,
+    snap: &Snapshot,
+    a: &AppSnap,
+    attempt: &str,
+    reader: &Reader,
+) -> Result<(), RmError> {
+    if a.visible(&ctx.rm.hidden_from(snap, reader.0.as_deref()).await?) {
+        return Ok(());
+    }
+    let user = reader.0.as_deref().unwrap_or(crate::access::ANONYMOUS);
+    Err(RmError::forbidden(format!("User {user} does not have privilege to see the containers of attempt {attempt}")))
+}
+
+async fn attempt_containers(State(ctx): State<Ctx>, Path((id, attempt)): Path<(String, String)>, reader: Reader) -> R {
     let snap = ctx.rm.snapshot();
     let a = find_app(&snap, &id)?;
     let number = find_attempt(a, &attempt)?.0;
+    may_see_containers(&ctx, &snap, a, &attempt, &reader).await?;
     let rows = ctx.rm.containers(a.key).await?;
     let list: Vec<Value> =
         rows.iter().filter(|c| c.attempt == number).map(|c| dao::container_info(c, &a.user)).collect();
@@ -368,10 +385,15 @@ async fn attempt_containers(State(ctx): State<Ctx>, Path((id, attempt)): Path<(S
     ok(json!({ "containers": { "container": list } }))
 }
 
-async fn attempt_container(State(ctx): State<Ctx>, Path((id, attempt, cid)): Path<(String, String, String)>) -> R {
+async fn attempt_container(
+    State(ctx): State<Ctx>,
+    Path((id, attempt, cid)): Path<(String, String, String)>,
+    reader: Reader,
+) -> R {
     let snap = ctx.rm.snapshot();
     let a = find_app(&snap, &id)?;
     let number = find_attempt(a, &attempt)?.0;
+    may_see_containers(&ctx, &snap, a, &attempt, &reader).await?;
     let rows = ctx.rm.containers(a.key).await?;
     let c = rows
         .iter()
