@@ -50,7 +50,9 @@ impl LiveContainers {
         entry.changed = self.clock;
         entry.count(&c, 1);
         self.slotted += usize::from(c.slot.is_some());
+        // An id inserted again replaces its entry (the id names the app): it counts once.
         if let Some(old) = self.by_id.insert(c.id.clone(), c) {
+            entry.count(&old, -1);
             self.slotted -= usize::from(old.slot.is_some());
         }
     }
@@ -188,6 +190,8 @@ mod tests {
         live.insert(RmContainer { resource: Res::new(2048, 2), allocated_at: 3_000, ..container(1, 2) });
         // 1024 MB for 4 s and 2048 MB for 2 s.
         assert_eq!(live.running_seconds(app, 5_000), (8192, 8));
+        live.insert(RmContainer { resource: Res::new(1024, 1), allocated_at: 1_000, ..container(1, 1) });
+        assert_eq!(live.running_seconds(app, 5_000), (8192, 8), "an id inserted again counts once");
         live.remove("container_1_0001_01_000001");
         assert_eq!(live.running_seconds(app, 5_000), (4096, 4), "a finished container counts no more here");
         live.remove("container_1_0001_01_000002");
