@@ -48,8 +48,9 @@ pub enum Command {
     FinishAm(FinishAmRequest, String, Reply<FinishAmResponse>),
     /// An application's live containers, for a reader (not in the snapshot: O(containers)).
     Containers(ApplicationId, Reply<Vec<ContainerRow>>),
-    /// The applications a caller may not view (VIEW_APP), in id order.
-    Hidden(String, Reply<Vec<ApplicationId>>),
+    /// The applications a caller may not view (VIEW_APP), in id order: every one, or only
+    /// the one named.
+    Hidden(String, Option<ApplicationId>, Reply<Vec<ApplicationId>>),
 }
 
 /// One application as readers see it.
@@ -96,9 +97,14 @@ impl AppSnap {
         hidden.binary_search(&self.key).is_err()
     }
 
-    /// Its AppInfo as that reader sees it: whole, or without what VIEW_APP guards.
+    /// Its AppInfo as that reader sees it.
     pub fn info_for(&self, hidden: &[ApplicationId]) -> Cow<'_, Value> {
-        if self.visible(hidden) {
+        self.info_seen(self.visible(hidden))
+    }
+
+    /// Its AppInfo whole to a reader who may view it, else without what VIEW_APP guards.
+    pub fn info_seen(&self, may_view: bool) -> Cow<'_, Value> {
+        if may_view {
             Cow::Borrowed(self.info())
         } else {
             Cow::Owned(dao::restricted_app_info(self.info()))
@@ -363,8 +369,12 @@ fn handle(core: &mut Core, cmd: Command, now: Millis, shared: &Shared) {
             }
             let _ = r.send(out);
         }
-        Command::Hidden(caller, r) => {
-            let _ = r.send(Ok(core.conf.access.hidden(&core.sched, core.apps.values(), &caller)));
+        Command::Hidden(caller, only, r) => {
+            let hidden = match only {
+                Some(id) => core.conf.access.hidden(&core.sched, core.apps.get(&id).into_iter(), &caller),
+                None => core.conf.access.hidden(&core.sched, core.apps.values(), &caller),
+            };
+            let _ = r.send(Ok(hidden));
         }
         Command::Containers(id, r) => {
             let rows = core.apps.get(&id).map(|app| dao::container_rows(core, app)).unwrap_or_default();
@@ -395,11 +405,25 @@ impl LoopClient {
     /// The applications `caller` (an anonymous reader is `dr.who`, as behind Hadoop's
     /// static-user filter) may not view; none with ACLs off.
     pub async fn hidden_from(&self, snap: &Snapshot, caller: Option<&str>) -> Result<Vec<ApplicationId>, RmError> {
+        self.hidden(snap, caller, None).await
+    }
+
+    /// Whether `caller` may view `app` (one application checked, not every one).
+    pub async fn may_view(&self, snap: &Snapshot, caller: Option<&str>, app: ApplicationId) -> Result<bool, RmError> {
+        Ok(self.hidden(snap, caller, Some(app)).await?.is_empty())
+    }
+
+    async fn hidden(
+        &self,
+        snap: &Snapshot,
+        caller: Option<&str>,
+        only: Option<ApplicationId>,
+    ) -> Result<Vec<ApplicationId>, RmError> {
         if !snap.acl_enabled {
             return Ok(Vec::new());
         }
         let user = caller.unwrap_or(crate::access::ANONYMOUS).to_string();
-        self.call(|r| Command::Hidden(user, r)).await
+        self.call(|r| Command::Hidden(user, only, r)).await
     }
 
     pub fn snapshot(&self) -> Arc<Snapshot> {

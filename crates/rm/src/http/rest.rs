@@ -201,8 +201,8 @@ fn find_app<'a>(snap: &'a crate::service::Snapshot, id: &str) -> Result<&'a AppS
 async fn app(State(ctx): State<Ctx>, Path(id): Path<String>, reader: Reader) -> R {
     let snap = ctx.rm.snapshot();
     let a = find_app(&snap, &id)?;
-    let hidden = ctx.rm.hidden_from(&snap, reader.0.as_deref()).await?;
-    ok(json!({ "app": a.info_for(&hidden) }))
+    let may_view = ctx.rm.may_view(&snap, reader.0.as_deref(), a.key).await?;
+    ok(json!({ "app": a.info_seen(may_view) }))
 }
 
 /// fairloom's own: why the application waits, with the numbers behind it, and its queue.
@@ -364,7 +364,7 @@ async fn may_see_containers(
     attempt: &str,
     reader: &Reader,
 ) -> Result<(), RmError> {
-    if a.visible(&ctx.rm.hidden_from(snap, reader.0.as_deref()).await?) {
+    if ctx.rm.may_view(snap, reader.0.as_deref(), a.key).await? {
         return Ok(());
     }
     let user = reader.0.as_deref().unwrap_or(crate::access::ANONYMOUS);

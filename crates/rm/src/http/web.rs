@@ -176,7 +176,6 @@ fn apps_table(apps: &[&AppSnap], hidden: &[ApplicationId]) -> String {
     );
     for a in apps {
         let i = a.info_for(hidden);
-        let (started, finished) = if a.visible(hidden) { (a.started, a.finished) } else { (0, 0) };
         let _ = write!(
             out,
             "<tr data-app=\"{id}\"><td><a href=\"/cluster/app/{id}\">{id}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
@@ -187,8 +186,8 @@ fn apps_table(apps: &[&AppSnap], hidden: &[ApplicationId]) -> String {
             esc(&a.app_type),
             esc(&a.queue),
             num(&i["priority"]),
-            started,
-            finished,
+            num(&i["startedTime"]),
+            num(&i["finishedTime"]),
             a.state.name(),
             a.final_status,
             num(&i["runningContainers"]),
@@ -261,7 +260,8 @@ async fn app(State(ctx): State<Ctx>, Path(id): Path<String>, reader: Reader) -> 
         *r.status_mut() = axum::http::StatusCode::NOT_FOUND;
         return r;
     };
-    if !a.visible(&hidden(&ctx, &snap, &reader).await) {
+    // If the loop cannot answer, the page is not shown.
+    if !ctx.rm.may_view(&snap, reader.0.as_deref(), a.key).await.unwrap_or(false) {
         // YARN's AppBlock says no in these words, on an otherwise ordinary page.
         let body = format!(
             "<h2>Application {id}</h2><p id=\"not-authorized\">You (User {}) are not authorized to view application {id}</p>",
