@@ -223,13 +223,14 @@ impl FairScheduler {
             self.phases.children_skipped += q.children.len().saturating_sub(q.members.len()) as u64;
         }
         if self.walk.ordering == Ordering::Incremental && self.order_exact {
-            // Members in order, resumed after the one just tried: nothing moves while a child
-            // fails, and the walk stops at the first that assigns or reserves.
+            // Members in order. A child that fails moves no key (it neither allocates nor
+            // reserves, and a failed try changes nothing a key is made of), so the array
+            // stays as it was and the walk steps through it by position; it stops at the
+            // first child that assigns or reserves.
             let leaf = self.q(id).leaf;
-            let mut cursor = None;
-            loop {
+            for i in 0.. {
                 let t0 = self.phase_clock.now();
-                let next = self.next_member(id, cursor.as_ref());
+                let next = self.q(id).members.get(i).copied();
                 self.phases.ordering_ns += self.phase_clock.since(t0);
                 let Some(key) = next else { break };
                 let member = Self::member_id(&key);
@@ -241,7 +242,7 @@ impl FairScheduler {
                 if r != Assigned::None {
                     return r;
                 }
-                cursor = Some(key);
+                debug_assert_eq!(self.q(id).members.get(i), Some(&key), "a failed child moved a key");
             }
             return Assigned::None;
         }

@@ -44,7 +44,18 @@ impl Members {
         self.keys.iter()
     }
 
+    /// The member at position `i` of the order (0 is the first).
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<&OrderKey> {
+        if i == 0 {
+            self.head.as_ref()
+        } else {
+            self.keys.get(i)
+        }
+    }
+
     /// The first member ordered after `key` (which need not be a member).
+    #[cfg(test)]
     pub fn after(&self, key: &OrderKey) -> Option<&OrderKey> {
         let i = self.keys.partition_point(|k| k <= key);
         self.keys.get(i)

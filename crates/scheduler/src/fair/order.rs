@@ -347,15 +347,6 @@ impl FairScheduler {
         self.refresh_all_keys();
     }
 
-    /// The member after `after` (or the first) of `q`'s set.
-    pub(crate) fn next_member(&self, q: QueueId, after: Option<&OrderKey>) -> Option<OrderKey> {
-        let set = &self.q(q).members;
-        match after {
-            None => set.first().copied(),
-            Some(k) => set.after(k).copied(),
-        }
-    }
-
     pub(crate) fn member_id(key: &OrderKey) -> u32 {
         key.id
     }
