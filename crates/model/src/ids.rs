@@ -57,10 +57,28 @@ impl fmt::Display for ContainerId {
     }
 }
 
-fn parts<'a>(text: &'a str, prefix: &str, kind: &'static str) -> Result<Vec<&'a str>, IdParseError> {
-    text.strip_prefix(prefix)
-        .map(|rest| rest.split('_').collect())
-        .ok_or_else(|| IdParseError { kind, text: text.to_string() })
+/// The `_`-separated fields after `prefix`, without allocating: an RM parses the id of
+/// every container each node reports, every heartbeat. No id has more than five.
+fn parts<'a>(text: &'a str, prefix: &str, kind: &'static str) -> Result<Fields<'a>, IdParseError> {
+    let err = || IdParseError { kind, text: text.to_string() };
+    let rest = text.strip_prefix(prefix).ok_or_else(err)?;
+    let mut fields = Fields { items: [""; 5], len: 0 };
+    for part in rest.split('_') {
+        *fields.items.get_mut(fields.len).ok_or_else(err)? = part;
+        fields.len += 1;
+    }
+    Ok(fields)
+}
+
+struct Fields<'a> {
+    items: [&'a str; 5],
+    len: usize,
+}
+
+impl<'a> Fields<'a> {
+    fn as_slice(&self) -> &[&'a str] {
+        &self.items[..self.len]
+    }
 }
 
 fn num<T: FromStr>(s: &str, kind: &'static str, text: &str) -> Result<T, IdParseError> {
@@ -99,10 +117,11 @@ impl FromStr for ContainerId {
     type Err = IdParseError;
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         const KIND: &str = "container";
-        let p = parts(text, "container_", KIND)?;
+        let fields = parts(text, "container_", KIND)?;
+        let p = fields.as_slice();
         let (epoch, rest) = match p.first() {
             Some(e) if e.starts_with('e') => (num(&e[1..], KIND, text)?, &p[1..]),
-            _ => (0, &p[..]),
+            _ => (0, p),
         };
         match rest {
             [ts, id, attempt, cid] => Ok(Self {
@@ -143,5 +162,9 @@ mod tests {
         assert!("application_x_1".parse::<ApplicationId>().is_err());
         assert!("container_1_2".parse::<ContainerId>().is_err());
         assert!("appattempt_1_2_".parse::<ApplicationAttemptId>().is_err());
+        for too_many in ["container_e1_1_2_3_4_5", "container_1_2_3_4_5_6_7_8", "application_1_2"] {
+            let err = too_many.parse::<ContainerId>().expect_err(too_many);
+            assert_eq!(err.text, too_many, "the error names the text");
+        }
     }
 }

@@ -168,3 +168,72 @@ fn a_running_apps_resource_seconds_include_its_live_containers() {
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+/// One allocate of the AM: what it is told has completed and been allocated.
+fn allocate(rm: &Rm, token: &str, attempt: &str, response_id: i64, asks: serde_json::Value) -> serde_json::Value {
+    let (s, out) = rm.am_call(
+        "/fairloom/v1/am/allocate",
+        token,
+        json!({ "attempt_id": attempt, "response_id": response_id, "asks": asks, "releases": [], "progress": 0.0 }),
+    );
+    assert_eq!(s, 200, "{out}");
+    out
+}
+
+#[test]
+fn a_finished_container_a_node_registers_with_again_is_reported_to_the_am_once() {
+    let rm = start("ended", &[("yarn.resourcemanager.scheduler.class", FAIR)], None);
+    // n1 holds the AM and nothing else; the task goes to n2.
+    rm.register_node("n1:1", 1024, 1);
+    rm.register_node("n2:1", 8192, 8);
+    let (s, id, body) = rm.submit("alice", "default", json!({}));
+    assert_eq!(s, 202, "{body}");
+    let am = rm.heartbeat_until_started("n1:1").pop().expect("the AM container is started");
+    let (token, attempt) = rm.register_am(&id, &am);
+    let ask = json!([{ "priority": 1, "resource_name": "*", "capability": { "memory": 1024, "vCores": 1 }, "num_containers": 1 }]);
+    allocate(&rm, &token, &attempt, 0, ask);
+    let mut rid = 0;
+    let status = |cid: &str, state| ContainerStatus {
+        container_id: cid.to_string(),
+        state,
+        exit_status: 0,
+        diagnostics: String::new(),
+        resource: Res::new(1024, 1),
+        priority: 1,
+    };
+    // The scheduler's update places the ask a tick after the allocate: heartbeat until it has.
+    let mut task = None;
+    for response_id in 1..50 {
+        rm.heartbeat_reporting("n1:1", response_id, vec![status(&am.container_id, ContainerState::Running)]);
+        rm.heartbeat_reporting("n2:1", response_id, Vec::new());
+        rid += 1;
+        let out = allocate(&rm, &token, &attempt, rid, json!([]));
+        if let Some(c) = out["allocated"].as_array().and_then(|a| a.first()) {
+            assert_eq!(c["node_id"], "n2:1", "{out}");
+            task = c["id"].as_str().map(String::from);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let task = task.expect("the task container is allocated");
+    let completed = |out: &serde_json::Value| -> Vec<String> {
+        out["completed"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["container_id"].as_str())
+            .map(String::from)
+            .collect()
+    };
+
+    // n2 restarts: registering again ends what it ran (the AM hears of the task once) and
+    // reports the task finished, which must not reach the AM a second time.
+    rm.register_node_with("n2:1", 8192, 8, vec![status(&task, ContainerState::Complete)]);
+    let out = allocate(&rm, &token, &attempt, rid + 1, json!([]));
+    assert_eq!(completed(&out), vec![task.clone()], "{out}");
+    rm.heartbeat_reporting("n2:1", 1, Vec::new());
+    let out = allocate(&rm, &token, &attempt, rid + 2, json!([]));
+    assert_eq!(completed(&out), Vec::<String>::new(), "told once is enough: {out}");
+    let (_, app) = rm.app(&id);
+    assert_eq!(app["app"]["state"], "RUNNING", "{app}");
+}

@@ -122,7 +122,7 @@ impl Core {
     /// Forget a live container and have its node kill it, reporting `exit_status`.
     pub(super) fn end_container(&mut self, id: &str, exit_status: i32, why: &str) -> Option<RmContainer> {
         let c = self.containers.remove(id)?;
-        self.ended.insert(c.id.clone());
+        self.note_ended(c.cid);
         self.count(c.app, |q| q.containers_released += 1);
         // A lost node's orders are never delivered: it registers afresh.
         if let Some(node) = self.nodes.get_mut(&c.node).filter(|n| n.state == NodeState::Running) {

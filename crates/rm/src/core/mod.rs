@@ -6,6 +6,7 @@
 mod am;
 mod apps;
 mod containers;
+mod node_table;
 mod nodes;
 mod recovery;
 
@@ -29,6 +30,7 @@ use crate::submission::Submission;
 
 pub use apps::KillOutcome;
 pub use containers::LiveContainers;
+pub use node_table::NodeTable;
 
 /// YARN's RMAppState.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -235,6 +237,8 @@ pub struct Slot {
 #[derive(Debug, Clone)]
 pub struct RmContainer {
     pub id: String,
+    /// `id` parsed: what the live containers are keyed by.
+    pub cid: fairloom_model::ContainerId,
     pub app: ApplicationId,
     pub attempt: u32,
     /// `None` once the scheduler has let it go but its process may still run (a finished
@@ -304,9 +308,12 @@ pub struct Core {
     pub apps: BTreeMap<ApplicationId, RmApp>,
     by_sched: HashMap<AppId, ApplicationId>,
     pub containers: LiveContainers,
-    /// Containers that ended in this RM's life: a node reporting one running is told to kill it.
-    ended: HashSet<String>,
-    pub nodes: BTreeMap<String, RmNode>,
+    /// Containers of unfinished applications that ended in this RM's life, by application:
+    /// a node registering with one is not given it back. Dropped when the application
+    /// finishes (its containers are refused then anyway), so the set does not grow with the
+    /// RM's uptime.
+    ended: HashMap<ApplicationId, HashSet<fairloom_model::ContainerId>>,
+    pub nodes: NodeTable,
     /// Nodes whose state changed, in order (AMs learn them as `updated_nodes`).
     node_changes: Vec<NodeReport>,
     last_update: Millis,
@@ -404,8 +411,8 @@ impl Core {
             apps: BTreeMap::new(),
             by_sched: HashMap::new(),
             containers: LiveContainers::default(),
-            ended: HashSet::new(),
-            nodes: BTreeMap::new(),
+            ended: HashMap::new(),
+            nodes: NodeTable::default(),
             node_changes: Vec::new(),
             last_update: now,
             last_liveness: now,
@@ -441,7 +448,13 @@ impl Core {
             self.last_liveness = now;
             self.expire_nodes(now);
             self.expire_attempts(now);
+            let apps = &self.apps;
+            self.ended.retain(|id, _| apps.get(id).is_some_and(|a| !a.state.is_final()));
         }
+    }
+
+    fn note_ended(&mut self, id: fairloom_model::ContainerId) {
+        self.ended.entry(id.attempt.application).or_default().insert(id);
     }
 
     fn app_of_sched(&self, sched: AppId) -> Option<ApplicationId> {

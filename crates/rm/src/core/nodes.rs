@@ -35,25 +35,22 @@ impl Core {
         let rack = req.rack.clone().unwrap_or_else(|| DEFAULT_RACK.to_string());
         let spec = NodeSpec { name: &req.node_id, rack: Some(&rack), resource: resource_of(req.resource), label: None };
         let ids = self.sched.add_nodes(&[spec]).map_err(|e| RmError::bad_request(e.to_string()))?;
-        self.nodes.insert(
-            req.node_id.clone(),
-            RmNode {
-                names: Arc::new(NodeNames {
-                    id: req.node_id.clone(),
-                    http: req.http_address.clone(),
-                    rack,
-                    version: req.version.clone(),
-                }),
-                resource: req.resource,
-                sched: ids[0],
-                state: NodeState::Running,
-                last_heartbeat: now,
-                response_id: 0,
-                to_start: Vec::new(),
-                to_kill: Vec::new(),
-                health_report: String::new(),
-            },
-        );
+        self.nodes.insert(RmNode {
+            names: Arc::new(NodeNames {
+                id: req.node_id.clone(),
+                http: req.http_address.clone(),
+                rack,
+                version: req.version.clone(),
+            }),
+            resource: req.resource,
+            sched: ids[0],
+            state: NodeState::Running,
+            last_heartbeat: now,
+            response_id: 0,
+            to_start: Vec::new(),
+            to_kill: Vec::new(),
+            health_report: String::new(),
+        });
         self.node_changed(&req.node_id);
         for status in &req.containers {
             self.recover_container(&req.node_id, status, now);
@@ -71,7 +68,8 @@ impl Core {
     /// (work-preserving recovery), otherwise left to be killed at the next heartbeat.
     fn recover_container(&mut self, node: &str, status: &ContainerStatus, now: Millis) {
         let Ok(cid) = status.container_id.parse::<YarnContainerId>() else { return };
-        if self.containers.contains(&status.container_id) || self.ended.contains(&status.container_id) {
+        let app_id = cid.attempt.application;
+        if self.containers.contains(&status.container_id) || self.ended.get(&app_id).is_some_and(|e| e.contains(&cid)) {
             return;
         }
         let app_id = cid.attempt.application;
@@ -82,7 +80,7 @@ impl Core {
         }
         let is_am = attempt.am_container.as_deref() == Some(status.container_id.as_str());
         if status.state == ContainerState::Complete {
-            self.ended.insert(status.container_id.clone());
+            self.note_ended(cid);
             if is_am {
                 self.fail_attempt(app_id, format!("AM container exited with exitCode: {}", status.exit_status), now);
             } else if let Some(a) = self.apps.get_mut(&app_id).and_then(|a| a.attempt_mut()) {
@@ -106,6 +104,7 @@ impl Core {
         let seq = self.sched.container(slot).seq;
         self.containers.insert(RmContainer {
             id: status.container_id.clone(),
+            cid,
             app: app_id,
             attempt: cid.attempt.attempt,
             slot: Some(Slot { id: slot, seq, app: sched_app }),
@@ -152,7 +151,7 @@ impl Core {
                 ContainerState::Complete => {
                     acknowledged.push(status.container_id.clone());
                     if let Some(c) = self.containers.remove(&status.container_id) {
-                        self.ended.insert(c.id.clone());
+                        self.note_ended(c.cid);
                         self.count(c.app, |q| q.containers_released += 1);
                         if let Some(slot) = c.slot.filter(|s| self.slot_alive(s)) {
                             completed.push((slot.id, status.exit_status));
@@ -262,13 +261,14 @@ impl Core {
         let http = self.nodes[node].names.http.clone();
         let app = &self.apps[&app_id];
         let number = app.attempt().map(|a| a.number).unwrap_or(1);
-        let id =
-            YarnContainerId { attempt: app.attempt_id(number), epoch: self.epoch.saturating_sub(1), id: seq as u64 }
-                .to_string();
+        let cid =
+            YarnContainerId { attempt: app.attempt_id(number), epoch: self.epoch.saturating_sub(1), id: seq as u64 };
+        let id = cid.to_string();
         let token = self.key.container_token(&id, node, &app.user, resource);
         let launch = is_am.then(|| am_launch_context(app, &id, &self.conf, &self.key));
         self.containers.insert(RmContainer {
             id: id.clone(),
+            cid,
             app: app_id,
             attempt: number,
             slot: Some(Slot { id: container, seq, app: sched_app }),

@@ -121,13 +121,18 @@ impl Rm {
 
     /// Register a node `name` over the node protocol; heartbeat it with [`Rm::heartbeat`].
     pub fn register_node(&self, name: &str, memory: i64, vcores: i64) {
+        self.register_node_with(name, memory, vcores, Vec::new());
+    }
+
+    /// Register (or register again) node `name`, reporting the containers it has.
+    pub fn register_node_with(&self, name: &str, memory: i64, vcores: i64, containers: Vec<ContainerStatus>) {
         let tracker = self.handle.as_ref().unwrap().tracker;
         let req = RegisterNodeRequest {
             node_id: name.to_string(),
             http_address: "127.0.0.1:1".to_string(),
             rack: None,
             resource: Res::new(memory, vcores),
-            containers: Vec::new(),
+            containers,
             version: "test".to_string(),
         };
         let url = format!("http://{tracker}{}", paths::REGISTER_NODE);
