@@ -72,7 +72,6 @@ impl Core {
         if self.containers.contains(&status.container_id) || self.ended.get(&app_id).is_some_and(|e| e.contains(&cid)) {
             return;
         }
-        let app_id = cid.attempt.application;
         let Some(app) = self.apps.get(&app_id) else { return };
         let Some(attempt) = app.attempt() else { return };
         if app.state.is_final() || attempt.number != cid.attempt.attempt {
