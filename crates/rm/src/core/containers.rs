@@ -74,11 +74,12 @@ impl LiveContainers {
     }
 
     pub fn get(&self, id: &str) -> Option<&RmContainer> {
-        self.by_id.get(&id.parse().ok()?)
+        self.get_id(&id.parse().ok()?)
     }
 
-    pub fn contains(&self, id: &str) -> bool {
-        self.get(id).is_some()
+    /// By an id already parsed.
+    pub fn get_id(&self, id: &ContainerId) -> Option<&RmContainer> {
+        self.by_id.get(id)
     }
 
     /// Mark a container running (what the node reported). `None` when it is not live;

@@ -69,7 +69,7 @@ impl Core {
     fn recover_container(&mut self, node: &str, status: &ContainerStatus, now: Millis) {
         let Ok(cid) = status.container_id.parse::<YarnContainerId>() else { return };
         let app_id = cid.attempt.application;
-        if self.containers.contains(&status.container_id) || self.ended.get(&app_id).is_some_and(|e| e.contains(&cid)) {
+        if self.containers.get_id(&cid).is_some() || self.ended.get(&app_id).is_some_and(|e| e.contains(&cid)) {
             return;
         }
         let Some(app) = self.apps.get(&app_id) else { return };

@@ -54,13 +54,6 @@ impl Members {
         }
     }
 
-    /// The first member ordered after `key` (which need not be a member).
-    #[cfg(test)]
-    pub fn after(&self, key: &OrderKey) -> Option<&OrderKey> {
-        let i = self.keys.partition_point(|k| k <= key);
-        self.keys.get(i)
-    }
-
     /// False if `key` was already a member.
     pub fn insert(&mut self, key: OrderKey) -> bool {
         let Err(i) = self.search(&key) else { return false };
@@ -185,8 +178,10 @@ mod tests {
             }
             assert!(m.iter().eq(reference.iter()));
             assert_eq!(m.first(), reference.first());
-            let probe = key(v, 7);
-            assert_eq!(m.after(&probe), reference.range(probe..).find(|k| **k != probe));
+            for (i, k) in reference.iter().enumerate() {
+                assert_eq!(m.get(i), Some(k), "position {i}");
+            }
+            assert_eq!(m.get(reference.len()), None);
         }
     }
 }
