@@ -21,13 +21,34 @@ const NODES: [(i64, i64); 2] = [(8192, 8), (4096, 4)];
 enum Event {
     AddNode(usize),
     RemoveNode(usize),
-    Submit { queue: usize, user: usize, managed: bool },
-    Ask { app: usize, priority: i32, size: usize, count: i32, node_local: Option<usize> },
+    Submit {
+        queue: usize,
+        user: usize,
+        managed: bool,
+    },
+    /// Apps submitted each with an earlier start time than the one before: each sorts
+    /// first among them, so their tie ranks run out of room and are spread anew.
+    Burst {
+        queue: usize,
+        count: usize,
+    },
+    Ask {
+        app: usize,
+        priority: i32,
+        size: usize,
+        count: i32,
+        node_local: Option<usize>,
+    },
     Heartbeat(usize),
     Report(usize),
-    Complete { app: usize },
+    Complete {
+        app: usize,
+    },
     Finish(usize),
-    Move { app: usize, queue: usize },
+    Move {
+        app: usize,
+        queue: usize,
+    },
     Update,
     Reload(usize),
 }
@@ -37,6 +58,7 @@ fn event() -> impl Strategy<Value = Event> {
         1 => (0..NODES.len()).prop_map(Event::AddNode),
         1 => (0usize..6).prop_map(Event::RemoveNode),
         3 => (0..QUEUES.len(), 0usize..3, any::<bool>()).prop_map(|(queue, user, managed)| Event::Submit { queue, user, managed }),
+        1 => (0..QUEUES.len(), 1usize..14).prop_map(|(queue, count)| Event::Burst { queue, count }),
         4 => (0usize..8, 0i32..3, 0..SIZES.len(), 0i32..5, proptest::option::of(0usize..6))
             .prop_map(|(app, priority, size, count, node_local)| Event::Ask { app, priority, size, count, node_local }),
         6 => (0usize..6).prop_map(Event::Heartbeat),
@@ -117,6 +139,12 @@ fn run(config: usize, assign_multiple: bool, mode: usize, events: &[Event]) -> R
             Event::Submit { queue, user, managed } => {
                 let am = managed.then(|| Resource::new(1024, 1));
                 apps.push(s.submit(&format!("app{}", apps.len()), QUEUES[queue], &format!("user{user}"), am, now));
+            }
+            Event::Burst { queue, count } => {
+                for j in 0..count as i64 {
+                    let name = format!("app{}", apps.len());
+                    apps.push(s.submit(&name, QUEUES[queue], "user0", Some(Resource::new(1024, 1)), now - 1 - j));
+                }
             }
             Event::Ask { app, priority, size, count, node_local } => {
                 if let Some(&a) = pick(&apps, app) {

@@ -81,7 +81,7 @@ impl FairScheduler {
             wait: None,
             preempted: 0,
             order_key: None,
-            order_rank: super::order::lexicographic_digits(id.0 as u64 + 1),
+            tie_rank: 0,
             fairshare_starvation: Resource::none(),
             minshare_starvation: Resource::none(),
             last_time_at_fair_share: now,
@@ -89,6 +89,7 @@ impl FairScheduler {
             marked: 0,
             marked_resource: Resource::none(),
         });
+        self.rank_app(id);
         id
     }
 
@@ -141,6 +142,7 @@ impl FairScheduler {
         let a = &mut self.apps[app.index()];
         a.state = AppState::Rejected;
         a.rejection = Some(why);
+        self.unrank_app(app);
     }
 
     pub fn app(&self, id: AppId) -> &App {
@@ -283,6 +285,7 @@ impl FairScheduler {
         a.wait = None;
         let user = a.user.clone();
         self.refresh_app(app);
+        self.unrank_app(app);
         self.touch_demand(app);
         if was_runnable {
             self.untrack_runnable(app);

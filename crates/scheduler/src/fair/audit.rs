@@ -65,6 +65,7 @@ impl FairScheduler {
             let path_bounded = self.path_to_root(id).any(|p| self.is_bounded(&self.max_share(p)));
             check(&mut out, || format!("queue {} path max share bounded", q.name), q.path_bounded, path_bounded);
         }
+        self.audit_order(&mut out);
         self.cluster.audit(&mut out);
         let mut user_runnable: std::collections::HashMap<&str, i32> = std::collections::HashMap::new();
         for a in self.apps.iter().filter(|a| a.runnable && a.is_alive()) {
@@ -75,5 +76,34 @@ impl FairScheduler {
             check(&mut out, || format!("user {user} runnable apps"), state.runnable, runnable);
         }
         out
+    }
+
+    /// Each ordered set holds exactly the keys its members store, sorted; live apps' tie
+    /// ranks order them by start time, then id string.
+    fn audit_order(&self, out: &mut Vec<Mismatch>) {
+        let mut expected = vec![Vec::new(); self.queues.len()];
+        for a in &self.apps {
+            if let (Some(k), Some(q)) = (a.order_key, a.queue) {
+                expected[q.index()].push(k);
+            }
+        }
+        for q in &self.queues {
+            if let (Some(k), Some(p)) = (q.order_key, q.parent) {
+                expected[p.index()].push(k);
+            }
+        }
+        for (q, mut keys) in self.queues.iter().zip(expected) {
+            keys.sort();
+            let held: Vec<_> = q.members.iter().copied().collect();
+            check(out, || format!("queue {} ordered members", q.name), held, keys);
+        }
+        let mut live: Vec<(i64, u64, usize)> = (self.apps.iter().enumerate())
+            .filter(|(_, a)| a.is_alive())
+            .map(|(i, a)| (a.start_time, super::order::lexicographic_digits(u64::from(a.yarn_id.id)), i))
+            .collect();
+        live.sort_unstable();
+        let ranks: Vec<u32> = live.iter().map(|&(_, _, i)| self.apps[i].tie_rank).collect();
+        let increasing = ranks.windows(2).all(|w| w[0] < w[1]);
+        check(out, || "apps' tie ranks in start time and id order".to_string(), increasing, true);
     }
 }

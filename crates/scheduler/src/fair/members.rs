@@ -54,6 +54,16 @@ impl Members {
         }
     }
 
+    /// Give every key the tie rank `tie` returns for its id. The ranks must order the
+    /// members as the old ones did (a respread), so the array stays sorted.
+    pub fn retie(&mut self, tie: impl Fn(u32) -> u32) {
+        for k in &mut self.keys {
+            *k = k.with_tie(tie(k.id()));
+        }
+        self.set_head();
+        debug_assert!(self.keys.windows(2).all(|w| w[0] < w[1]), "a respread kept the order");
+    }
+
     /// False if `key` was already a member.
     pub fn insert(&mut self, key: OrderKey) -> bool {
         let Err(i) = self.search(&key) else { return false };

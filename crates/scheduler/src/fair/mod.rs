@@ -15,6 +15,7 @@ pub mod preempt;
 mod runnable;
 mod scheduler;
 pub mod state;
+mod ties;
 mod tree;
 mod update;
 

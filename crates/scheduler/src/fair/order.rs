@@ -16,28 +16,44 @@
 use fairloom_model::{Resource, MEMORY, VCORES};
 
 use super::policy::PolicyKind;
+use super::ties::Ranked;
 use super::FairScheduler;
 use crate::ids::{AppId, QueueId};
 
 /// Total-order key: smaller is served first. The policy's values are packed into `prim`
 /// (and, for drf over three types, `sec`) so that one integer comparison usually settles
-/// the order. `tie` holds the tie-breaks: the start time (apps; 0 for queues) above the name
-/// as a number (a queue's rank among all queue names, or an app id's sequence in an
-/// order-preserving encoding of its digits: YARN compares `application_<ts>_<seq>` as
-/// strings). The dense `id` settles what the name does not.
+/// the order. `tie` is the rank of the tie-breaks: a queue's name among all queue names, or
+/// an app's start time and then id string among live apps (YARN compares
+/// `application_<ts>_<seq>` as strings; see [`super::ties`]). The dense `id` is unique.
+/// 32 bytes: two keys to a cache line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct OrderKey {
     prim: u128,
-    tie: u128,
     sec: u64,
+    tie: u32,
     id: u32,
 }
 
+const _: () = assert!(std::mem::size_of::<OrderKey>() == 32);
+
 impl OrderKey {
-    fn new(prim: u128, sec: u64, start: i64, name: u64, id: u32) -> Self {
-        // Flipping the sign bit orders i64 values as u64.
-        let start = (start as u64) ^ (1 << 63);
-        Self { prim, tie: (u128::from(start) << 64) | u128::from(name), sec, id }
+    fn new(prim: u128, sec: u64, tie: u32, id: u32) -> Self {
+        Self { prim, sec, tie, id }
+    }
+
+    /// `tie` and `id` as one number, ordered as the pair.
+    #[inline(always)]
+    fn rest(&self) -> u64 {
+        (u64::from(self.tie) << 32) | u64::from(self.id)
+    }
+
+    pub(crate) fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// The same key under another tie rank (the ranks were spread anew).
+    pub(crate) fn with_tie(self, tie: u32) -> Self {
+        Self { tie, ..self }
     }
 }
 
@@ -48,7 +64,7 @@ impl Ord for OrderKey {
         if self.prim != o.prim {
             return self.prim.cmp(&o.prim);
         }
-        (self.sec, self.tie, self.id).cmp(&(o.sec, o.tie, o.id))
+        (self.sec, self.rest()).cmp(&(o.sec, o.rest()))
     }
 }
 
@@ -63,8 +79,7 @@ impl PartialOrd for OrderKey {
     /// search then costs no mispredicted jump per probe.
     #[inline(always)]
     fn lt(&self, o: &Self) -> bool {
-        let rest = (self.sec < o.sec)
-            | ((self.sec == o.sec) & ((self.tie < o.tie) | ((self.tie == o.tie) & (self.id < o.id))));
+        let rest = (self.sec < o.sec) | ((self.sec == o.sec) & (self.rest() < o.rest()));
         (self.prim < o.prim) | ((self.prim == o.prim) & rest)
     }
 }
@@ -72,7 +87,7 @@ impl PartialOrd for OrderKey {
 #[cfg(test)]
 impl OrderKey {
     pub(crate) fn for_test(v: u64, id: u32) -> Self {
-        Self::new(v as u128, 0, 0, 0, id)
+        Self::new(v as u128, 0, 0, id)
     }
 }
 
@@ -184,7 +199,7 @@ impl FairScheduler {
             &self.cluster.total,
             self.types,
         )?;
-        Some(OrderKey::new(prim, sec, 0, queue.order_rank, q.0))
+        Some(OrderKey::new(prim, sec, queue.order_rank, q.0))
     }
 
     /// The key of app `a` in its leaf's set.
@@ -200,14 +215,14 @@ impl FairScheduler {
             &self.cluster.total,
             self.types,
         )?;
-        Some(OrderKey::new(prim, sec, app.start_time, app.order_rank, a.0))
+        Some(OrderKey::new(prim, sec, app.tie_rank, a.0))
     }
 
     /// A member whose key cannot be totally ordered still has to be found by the walk (which
     /// then sorts): it is kept under its tie-breaks alone.
-    fn fallback_key(&mut self, start: i64, name: u64, id: u32) -> OrderKey {
+    fn fallback_key(&mut self, tie: u32, id: u32) -> OrderKey {
         self.order_exact = false;
-        OrderKey::new(0, 0, start, name, id)
+        OrderKey::new(0, 0, tie, id)
     }
 
     fn app_wants(&self, a: AppId) -> bool {
@@ -223,9 +238,8 @@ impl FairScheduler {
         match self.app_key(a) {
             Some(k) => Some(k),
             None => {
-                let app = &self.apps[a.index()];
-                let (start, name) = (app.start_time, app.order_rank);
-                Some(self.fallback_key(start, name, a.0))
+                let tie = self.apps[a.index()].tie_rank;
+                Some(self.fallback_key(tie, a.0))
             }
         }
     }
@@ -248,6 +262,33 @@ impl FairScheduler {
         Some(leaf)
     }
 
+    /// Give a new app its tie rank (before it joins a set).
+    pub(crate) fn rank_app(&mut self, a: AppId) {
+        let app = &self.apps[a.index()];
+        let name = lexicographic_digits(u64::from(app.yarn_id.id));
+        match self.tie_ranks.add(app.start_time, name, a.0) {
+            Ranked::Rank(r) => self.apps[a.index()].tie_rank = r,
+            Ranked::Respread => {
+                for (id, rank) in self.tie_ranks.iter() {
+                    let app = &mut self.apps[id as usize];
+                    app.tie_rank = rank;
+                    app.order_key = app.order_key.map(|k| k.with_tie(rank));
+                }
+                let apps = &self.apps;
+                for q in self.queues.iter_mut().filter(|q| q.leaf) {
+                    q.members.retie(|id| apps[id as usize].tie_rank);
+                }
+            }
+        }
+    }
+
+    /// A finished or rejected app's rank is no longer compared (after it left its set).
+    pub(crate) fn unrank_app(&mut self, a: AppId) {
+        let app = &self.apps[a.index()];
+        debug_assert!(app.order_key.is_none(), "an app leaves its set before its rank goes");
+        self.tie_ranks.remove(app.start_time, lexicographic_digits(u64::from(app.yarn_id.id)), a.0);
+    }
+
     /// Take `a` out of its leaf's set (before it changes queue).
     pub(crate) fn detach_app(&mut self, a: AppId) {
         let Some(leaf) = self.apps[a.index()].queue else { return };
@@ -267,7 +308,7 @@ impl FairScheduler {
             Some(k) => Some(k),
             None => {
                 let rank = self.q(q).order_rank;
-                Some(self.fallback_key(0, rank, q.0))
+                Some(self.fallback_key(rank, q.0))
             }
         }
     }
@@ -334,21 +375,20 @@ impl FairScheduler {
         let mut names: Vec<(String, QueueId)> = self.queues().map(|(id, q)| (q.name.clone(), id)).collect();
         names.sort();
         for (rank, (_, id)) in names.into_iter().enumerate() {
-            self.q_mut(id).order_rank = rank as u64;
+            self.q_mut(id).order_rank = rank as u32;
         }
         for q in &mut self.queues {
             q.members = Default::default();
             q.order_key = None;
         }
-        for i in 0..self.apps.len() {
-            self.apps[i].order_key = None;
-            self.apps[i].order_rank = lexicographic_digits(self.apps[i].yarn_id.id as u64);
+        for app in &mut self.apps {
+            app.order_key = None;
         }
         self.refresh_all_keys();
     }
 
     pub(crate) fn member_id(key: &OrderKey) -> u32 {
-        key.id
+        key.id()
     }
 }
 
@@ -366,19 +406,19 @@ mod tests {
     }
 
     #[test]
-    fn keys_order_by_prim_sec_start_name_id() {
+    fn keys_order_by_prim_sec_tie_id() {
         let k = OrderKey::new;
         let ordered = [
-            k(1, 0, i64::MAX, u64::MAX, 9),
-            k(2, 0, i64::MIN, 5, 0),
-            k(2, 0, -1, 0, 0),
-            k(2, 0, 0, 0, 0),
-            k(2, 0, 0, 1, 0),
-            k(2, 0, 0, 1, 1),
-            k(2, 0, 3, 0, 0),
-            k(2, 0, i64::MAX, 0, 0),
-            k(2, 1, i64::MIN, 0, 0),
-            k(u128::MAX, 0, 0, 0, 0),
+            k(1, 0, u32::MAX, u32::MAX),
+            k(2, 0, 0, 5),
+            k(2, 0, 1, 0),
+            k(2, 0, 1, 1),
+            k(2, 0, 1, u32::MAX),
+            k(2, 0, 2, 0),
+            k(2, 0, u32::MAX, 0),
+            k(2, 1, 0, 0),
+            k(2, u64::MAX, 0, 0),
+            k(u128::MAX, 0, 0, 0),
         ];
         for (i, a) in ordered.iter().enumerate() {
             for (j, b) in ordered.iter().enumerate() {
@@ -469,9 +509,10 @@ mod tests {
                 name,
             };
             let (a, b) = (view(x, "a"), view(y, "b"));
-            let key = |v: &SchedView<'_>, rank: u64, id: u32| {
+            // Tie ranks in the order of (start time, name), as TieRanks keeps them.
+            let key = |v: &SchedView<'_>, name: u32, id: u32| {
                 policy_values(policy, &v.usage, &v.demand, &v.min_share, v.weight, &cluster, 2)
-                    .map(|(prim, sec)| OrderKey::new(prim, sec, v.start_time, rank, id))
+                    .map(|(prim, sec)| OrderKey::new(prim, sec, v.start_time as u32 * 2 + name, id))
             };
             if let (Some(ka), Some(kb)) = (key(&a, 0, 0), key(&b, 1, 1)) {
                 proptest::prop_assert_eq!(ka.cmp(&kb), compare(policy, &a, &b, &cluster, 2), "{:?} {:?}", ka, kb);

@@ -30,6 +30,8 @@ pub struct FairScheduler {
     pub(crate) warnings: Vec<String>,
     /// False while some order key is NaN: the walk sorts instead (see `order`).
     pub(crate) order_exact: bool,
+    /// Live apps' tie-breaks as ranks (see `ties`).
+    pub(crate) tie_ranks: super::ties::TieRanks,
     /// The optimisation switches of the current scheduling pass.
     pub(crate) walk: fairloom_config::Optimizations,
     /// Apps whose usage or pending changed since the last update (see `update`).
@@ -72,6 +74,7 @@ impl FairScheduler {
             cluster_timestamp: 0,
             warnings: Vec::new(),
             order_exact: true,
+            tie_ranks: Default::default(),
             walk: fairloom_config::Optimizations::ALL_ON,
             demand_dirty_apps: Vec::new(),
             demand_full: true,
@@ -323,6 +326,7 @@ impl Clone for FairScheduler {
             cluster_timestamp: self.cluster_timestamp,
             warnings: self.warnings.clone(),
             order_exact: self.order_exact,
+            tie_ranks: self.tie_ranks.clone(),
             walk: self.walk,
             demand_dirty_apps: self.demand_dirty_apps.clone(),
             demand_full: self.demand_full,

@@ -50,7 +50,7 @@ pub struct Queue {
     pub demand: Resource,
     pub parent: Option<QueueId>,
     /// Rank of the name among all queue names (the tie-break).
-    pub order_rank: u64,
+    pub order_rank: u32,
     pub leaf: bool,
     /// `max_share` is finite in some type (otherwise no usage can exceed it).
     pub max_share_bounded: bool,
@@ -162,8 +162,8 @@ pub struct App {
     /// Live containers (each container's `seq` gives allocation order).
     pub live: crate::live::LiveList,
     pub start_time: Millis,
-    /// The tie-break name (YARN's id string) as an order-preserving number.
-    pub order_rank: u64,
+    /// Rank of the tie-breaks (start time, then YARN's id string) among live apps.
+    pub tie_rank: u32,
     pub next_container_seq: u32,
     pub state: AppState,
     pub runnable: bool,
