@@ -116,7 +116,11 @@ pub fn lexicographic_digits(n: u64) -> u64 {
 }
 
 /// The sort-key values of one schedulable under `policy`, packed as `(prim, sec)`; `None`
-/// if a value is NaN, negative, or more than the key holds.
+/// if a value is NaN, negative, or more than the key holds. Inlined: returned through
+/// memory, the `u128` was stored as two words and loaded as one, a load that cannot take
+/// its value from the pending stores and waits for them (measured: most of the time of
+/// computing an app's key).
+#[inline(always)]
 fn policy_values(
     policy: PolicyKind,
     usage: &Resource,
@@ -143,45 +147,54 @@ fn policy_values(
             let used = non_negative_bits(if w > 0.0 { usage.memory() as f64 / w } else { usage.memory() as f64 })?;
             Some(((stage << 126) | (u128::from(ratio) << 64) | (zero_weight << 63) | u128::from(used), 0))
         }
-        PolicyKind::Drf if types == 2 => {
-            let mem = usage.memory() as f64 / cluster.memory() as f64;
-            let cpu = usage.vcores() as f64 / cluster.vcores() as f64;
-            let dom = if cpu > mem { VCORES } else { MEMORY };
-            let needy = usage.get(dom) < min_share.get(dom);
-            let w = weight as f64;
-            let (a, b) = if needy {
-                let r = |i: usize| usage.get(i) as f64 / min_share.get(i) as f64;
-                (r(dom), r(1 - dom))
-            } else {
-                let s = [mem / w, cpu / w];
-                (s[dom], s[1 - dom])
-            };
-            let (a, b) = (non_negative_bits(a)?, non_negative_bits(b)?);
-            Some(((u128::from(!needy) << 127) | (u128::from(a) << 64) | u128::from(b), 0))
-        }
-        PolicyKind::Drf => {
-            if types > MAX_DRF_TYPES {
-                return None;
-            }
-            let w = weight as f64;
-            let mut rows: Vec<[f64; 3]> = (0..types)
-                .map(|i| {
-                    let share = usage.get(i) as f64 / cluster.get(i) as f64;
-                    [share, share / w, usage.get(i) as f64 / min_share.get(i) as f64]
-                })
-                .collect();
-            if rows.iter().flatten().any(|x| x.is_nan()) {
-                return None;
-            }
-            rows.sort_by(|x, y| y[0].total_cmp(&x[0]));
-            let needy = rows[0][2] < 1.0;
-            let mut v = [0u64; 3];
-            for (slot, row) in v.iter_mut().zip(&rows) {
-                *slot = non_negative_bits(if needy { row[2] } else { row[1] })?;
-            }
-            Some(((u128::from(!needy) << 127) | (u128::from(v[0]) << 64) | u128::from(v[1]), v[2]))
-        }
+        PolicyKind::Drf => drf_values(usage, min_share, weight, cluster, types),
     }
+}
+
+#[inline(never)]
+fn drf_values(
+    usage: &Resource,
+    min_share: &Resource,
+    weight: f32,
+    cluster: &Resource,
+    types: usize,
+) -> Option<(u128, u64)> {
+    if types == 2 {
+        let mem = usage.memory() as f64 / cluster.memory() as f64;
+        let cpu = usage.vcores() as f64 / cluster.vcores() as f64;
+        let dom = if cpu > mem { VCORES } else { MEMORY };
+        let needy = usage.get(dom) < min_share.get(dom);
+        let w = weight as f64;
+        let (a, b) = if needy {
+            let r = |i: usize| usage.get(i) as f64 / min_share.get(i) as f64;
+            (r(dom), r(1 - dom))
+        } else {
+            let s = [mem / w, cpu / w];
+            (s[dom], s[1 - dom])
+        };
+        let (a, b) = (non_negative_bits(a)?, non_negative_bits(b)?);
+        return Some(((u128::from(!needy) << 127) | (u128::from(a) << 64) | u128::from(b), 0));
+    }
+    if types > MAX_DRF_TYPES {
+        return None;
+    }
+    let w = weight as f64;
+    let mut rows: Vec<[f64; 3]> = (0..types)
+        .map(|i| {
+            let share = usage.get(i) as f64 / cluster.get(i) as f64;
+            [share, share / w, usage.get(i) as f64 / min_share.get(i) as f64]
+        })
+        .collect();
+    if rows.iter().flatten().any(|x| x.is_nan()) {
+        return None;
+    }
+    rows.sort_by(|x, y| y[0].total_cmp(&x[0]));
+    let needy = rows[0][2] < 1.0;
+    let mut v = [0u64; 3];
+    for (slot, row) in v.iter_mut().zip(&rows) {
+        *slot = non_negative_bits(if needy { row[2] } else { row[1] })?;
+    }
+    Some(((u128::from(!needy) << 127) | (u128::from(v[0]) << 64) | u128::from(v[1]), v[2]))
 }
 
 impl FairScheduler {
@@ -325,6 +338,7 @@ impl FairScheduler {
     }
 
     /// Move a member of `owner`'s set from its `current` key to `desired` (either may be none).
+    #[inline(always)]
     fn replace_member(&mut self, owner: QueueId, current: Option<OrderKey>, desired: Option<OrderKey>) {
         if desired == current {
             return;
