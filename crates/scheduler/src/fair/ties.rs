@@ -127,8 +127,8 @@ mod tests {
     #[test]
     fn a_full_range_respreads() {
         let mut t = TieRanks::default();
-        // The rank just above the first (STEP - 1) leaves no room below it after STEP - 1
-        // inserts before it.
+        // The first app gets STEP - 1; each app started earlier than all the others takes
+        // the middle of the room below the lowest rank, which runs out after eight.
         t.add(10, 0, 0);
         let mut saw = false;
         for id in 1..64u32 {
