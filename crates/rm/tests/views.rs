@@ -19,6 +19,29 @@ fn one_app(name: &str) -> (Rm, String) {
     (rm, id)
 }
 
+/// One allocate of the AM: what it is told has completed and been allocated.
+fn allocate(rm: &Rm, token: &str, attempt: &str, response_id: i64, asks: serde_json::Value) -> serde_json::Value {
+    let (s, out) = rm.am_call(
+        "/fairloom/v1/am/allocate",
+        token,
+        json!({ "attempt_id": attempt, "response_id": response_id, "asks": asks, "releases": [], "progress": 0.0 }),
+    );
+    assert_eq!(s, 200, "{out}");
+    out
+}
+
+/// What a node reports of one container of 1024 MB, 1 vcore.
+fn status(container_id: &str, state: ContainerState, priority: i32) -> ContainerStatus {
+    ContainerStatus {
+        container_id: container_id.to_string(),
+        state,
+        exit_status: 0,
+        diagnostics: String::new(),
+        resource: Res::new(1024, 1),
+        priority,
+    }
+}
+
 #[test]
 fn an_attempts_containers_and_its_node_are_shown_as_the_core_has_them() {
     let (rm, id) = one_app("views");
@@ -95,12 +118,7 @@ fn an_allocate_answers_the_queues_room_within_the_clusters() {
     let am = started.pop().expect("the AM container is started on n1");
     let (token, attempt) = rm.register_am(&id, &am);
     let ask = json!({ "priority": 1, "resource_name": "*", "capability": { "memory": 1024, "vCores": 1 }, "num_containers": 1 });
-    let (s, out) = rm.am_call(
-        "/fairloom/v1/am/allocate",
-        &token,
-        json!({ "attempt_id": attempt, "response_id": 0, "asks": [ask], "releases": [], "progress": 0.0 }),
-    );
-    assert_eq!(s, 200, "{out}");
+    let out = allocate(&rm, &token, &attempt, 0, json!([ask]));
     // The queue may grow to 4096 MB and holds the AM's 1024: 3072 MB, 3 vcores of room, less
     // than the cluster's 9216 MB free.
     assert_eq!(out["headroom"], json!({ "memory": 3072, "vCores": 3 }), "{out}");
@@ -134,14 +152,7 @@ fn an_accepted_apps_diagnostics_follow_its_am_until_it_registers() {
         "ACCEPTED",
         "Scheduler has assigned a container for AM, waiting for AM container to be launched",
     );
-    let running = ContainerStatus {
-        container_id: am.container_id.clone(),
-        state: ContainerState::Running,
-        exit_status: 0,
-        diagnostics: String::new(),
-        resource: Res::new(1024, 1),
-        priority: 0,
-    };
+    let running = status(&am.container_id, ContainerState::Running, 0);
     rm.heartbeat_reporting("n1:1", 100, vec![running]);
     await_app(&rm, &id, "ACCEPTED", "AM container is launched, waiting for AM container to Register with RM");
     rm.register_am(&id, &am);
@@ -169,17 +180,6 @@ fn a_running_apps_resource_seconds_include_its_live_containers() {
     }
 }
 
-/// One allocate of the AM: what it is told has completed and been allocated.
-fn allocate(rm: &Rm, token: &str, attempt: &str, response_id: i64, asks: serde_json::Value) -> serde_json::Value {
-    let (s, out) = rm.am_call(
-        "/fairloom/v1/am/allocate",
-        token,
-        json!({ "attempt_id": attempt, "response_id": response_id, "asks": asks, "releases": [], "progress": 0.0 }),
-    );
-    assert_eq!(s, 200, "{out}");
-    out
-}
-
 #[test]
 fn a_finished_container_a_node_registers_with_again_is_reported_to_the_am_once() {
     let rm = start("ended", &[("yarn.resourcemanager.scheduler.class", FAIR)], None);
@@ -193,18 +193,10 @@ fn a_finished_container_a_node_registers_with_again_is_reported_to_the_am_once()
     let ask = json!([{ "priority": 1, "resource_name": "*", "capability": { "memory": 1024, "vCores": 1 }, "num_containers": 1 }]);
     allocate(&rm, &token, &attempt, 0, ask);
     let mut rid = 0;
-    let status = |cid: &str, state| ContainerStatus {
-        container_id: cid.to_string(),
-        state,
-        exit_status: 0,
-        diagnostics: String::new(),
-        resource: Res::new(1024, 1),
-        priority: 1,
-    };
     // The scheduler's update places the ask a tick after the allocate: heartbeat until it has.
     let mut task = None;
     for response_id in 1..50 {
-        rm.heartbeat_reporting("n1:1", response_id, vec![status(&am.container_id, ContainerState::Running)]);
+        rm.heartbeat_reporting("n1:1", response_id, vec![status(&am.container_id, ContainerState::Running, 1)]);
         rm.heartbeat_reporting("n2:1", response_id, Vec::new());
         rid += 1;
         let out = allocate(&rm, &token, &attempt, rid, json!([]));
@@ -228,7 +220,7 @@ fn a_finished_container_a_node_registers_with_again_is_reported_to_the_am_once()
 
     // n2 restarts: registering again ends what it ran (the AM hears of the task once) and
     // reports the task finished, which must not reach the AM a second time.
-    rm.register_node_with("n2:1", 8192, 8, vec![status(&task, ContainerState::Complete)]);
+    rm.register_node_with("n2:1", 8192, 8, vec![status(&task, ContainerState::Complete, 1)]);
     let out = allocate(&rm, &token, &attempt, rid + 1, json!([]));
     assert_eq!(completed(&out), vec![task.clone()], "{out}");
     rm.heartbeat_reporting("n2:1", 1, Vec::new());
