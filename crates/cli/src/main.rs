@@ -11,6 +11,7 @@ mod am;
 mod bench_rm;
 mod capacities;
 mod explain;
+mod logging;
 mod preempt;
 mod preempt_capacity;
 mod service;

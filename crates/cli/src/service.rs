@@ -13,11 +13,15 @@ use fairloom_nm::NmConf;
 use fairloom_protocol::Res;
 use fairloom_rm::conf::{keys, RmConf};
 
+use crate::logging::{self, LogArgs};
+
 #[derive(Args)]
 pub struct RmArgs {
     /// The directory with yarn-site.xml and the scheduler's file.
     #[arg(long)]
     conf: PathBuf,
+    #[command(flatten)]
+    log: LogArgs,
 }
 
 #[derive(Args)]
@@ -39,6 +43,8 @@ pub struct NmArgs {
     /// yarn-site.xml's directory, for yarn.nodemanager.sleep-delay-before-sigkill.ms.
     #[arg(long)]
     conf: Option<PathBuf>,
+    #[command(flatten)]
+    log: LogArgs,
 }
 
 #[derive(Args)]
@@ -56,6 +62,8 @@ pub struct UpArgs {
     /// Each NodeManager's resource.
     #[arg(long, default_value = "8192 mb, 8 vcores")]
     resource: String,
+    #[command(flatten)]
+    log: LogArgs,
 }
 
 /// "8192 mb, 8 vcores" (the order and the separators are free).
@@ -111,6 +119,7 @@ fn print_rm(rm: &fairloom_rm::RmHandle) {
 
 pub fn rm(args: &RmArgs) -> Result<ExitCode> {
     let conf = RmConf::from_dir(&args.conf)?;
+    logging::init("resourcemanager", &args.log, &conf.site)?;
     runtime()?.block_on(async {
         let rm = fairloom_rm::start(conf).await?;
         print_rm(&rm);
@@ -122,6 +131,7 @@ pub fn rm(args: &RmArgs) -> Result<ExitCode> {
 
 pub fn nm(args: &NmArgs) -> Result<ExitCode> {
     let site = site(args.conf.as_deref())?;
+    logging::init("nodemanager", &args.log, &site)?;
     let conf = NmConf {
         rm: args.rm.clone(),
         resource: parse_resource(&args.resource)?,
@@ -171,6 +181,7 @@ pub fn up(args: &UpArgs) -> Result<ExitCode> {
         }
         None => RmConf::from_site(default_site(&dir), &dir)?,
     };
+    let log_file = logging::init("up", &args.log, &conf.site)?;
     let delay = kill_delay(&conf.site)?;
     let heartbeat_ms = conf.nm_heartbeat_ms;
     runtime()?.block_on(async {
@@ -194,6 +205,9 @@ pub fn up(args: &UpArgs) -> Result<ExitCode> {
             println!("  NodeManager:      {} (http://{}/ws/v1/node)", nm.node_id, nm.http);
         }
         println!("  state directory:  {}", dir.display());
+        if let Some(f) = &log_file {
+            println!("  log file:         {}", f.display());
+        }
         println!("Ctrl-C stops everything.");
         stopped().await;
         println!("stopping: NodeManagers kill their containers, then the ResourceManager stops");

@@ -130,11 +130,13 @@ pub fn launch(table: &Table, env: &Env, spec: &StartContainer) -> Result<(), Str
                 }
             }
             drop(t);
+            tracing::info!("Container {} of user {} started (process group {pgid})", spec.container_id, spec.user);
             env.metrics.launched.inc();
             reap(table.clone(), spec.container_id.clone(), child, env.metrics.clone());
             Ok(())
         }
         Err(e) => {
+            tracing::warn!("Container {} failed to launch: {e}", spec.container_id);
             env.metrics.failed.inc();
             ctr.state = ContainerState::Complete;
             ctr.exit_status = -1;
@@ -215,6 +217,10 @@ fn reap(table: Table, id: String, mut child: std::process::Child, metrics: Arc<N
             signal_group(pg, libc::SIGKILL);
         }
         metrics.ended(c.kill_status.is_some(), code);
+        tracing::info!(
+            "Container {id} exited with code {code}{}",
+            c.kill_status.map(|s| format!(" after a kill (reported as {s})")).unwrap_or_default()
+        );
         match c.kill_status {
             Some(s) => {
                 c.exit_status = s;
@@ -250,6 +256,7 @@ pub fn kill(table: &Table, id: &str, status: i32, diagnostics: &str, delay: Dura
         }
         c.kill_status = Some(status);
         c.diagnostics = diagnostics.to_string();
+        tracing::info!("Killing container {id} (exit status {status}): {diagnostics}");
         c.pgid
     };
     let Some(pgid) = pgid else { return };

@@ -156,6 +156,7 @@ async fn start(State(node): State<Node>, body: Bytes) -> Response {
             .as_ref()
             .is_some_and(|k| k.check_container_token(&s.container_id, &node.id, &s.user, s.resource, &s.token));
         if !valid {
+            tracing::warn!("refused to start container {}: invalid container token", s.container_id);
             out.failed.push((
                 s.container_id.clone(),
                 format!("Unauthorized request to start container {}: invalid container token", s.container_id),

@@ -73,6 +73,7 @@ pub struct NmHandle {
 impl NmHandle {
     /// Stop heartbeating, kill every container (SIGTERM, then SIGKILL), stop serving.
     pub async fn stop(mut self) {
+        tracing::info!("NodeManager {} stopping: killing its containers", self.node_id);
         let _ = self.shutdown.send(true);
         let ids: Vec<String> = self.node.table.lock().map(|t| t.keys().cloned().collect()).unwrap_or_default();
         for id in &ids {
@@ -139,6 +140,13 @@ pub async fn start(conf: NmConf) -> Result<NmHandle, NmError> {
             })
             .await;
     });
+    tracing::info!(
+        node = %node.id,
+        rm = %conf.rm,
+        resource = %format!("<memory:{}, vCores:{}>", conf.resource.memory, conf.resource.vcores),
+        dir = %conf.dir.display(),
+        "NodeManager started"
+    );
     let hb_node = node.clone();
     let heartbeat = std::thread::Builder::new()
         .name(format!("nm-heartbeat-{}", http.port()))
@@ -167,6 +175,8 @@ fn heartbeat_loop(node: Node, stop: watch::Receiver<bool>) {
     let mut interval = Duration::from_millis(node.conf.heartbeat_ms.max(10));
     let mut registered = false;
     let mut response_id = 0u64;
+    // Said once when the RM stops answering, and once when it answers again: not per retry.
+    let mut unreachable = false;
     while !*stop.borrow() {
         if !registered {
             let req = RegisterNodeRequest {
@@ -177,7 +187,19 @@ fn heartbeat_loop(node: Node, stop: watch::Receiver<bool>) {
                 containers: statuses(&node.table),
                 version: env!("CARGO_PKG_VERSION").to_string(),
             };
-            match post::<_, RegisterNodeResponse>(&agent, &format!("{base}{}", paths::REGISTER_NODE), &req) {
+            let answer = post::<_, RegisterNodeResponse>(&agent, &format!("{base}{}", paths::REGISTER_NODE), &req);
+            match &answer {
+                Err(e) if !unreachable => {
+                    tracing::warn!("cannot register with the ResourceManager at {}: {e}; retrying", node.conf.rm);
+                    unreachable = true;
+                }
+                Ok(_) if unreachable => {
+                    tracing::info!("the ResourceManager at {} answers again", node.conf.rm);
+                    unreachable = false;
+                }
+                _ => {}
+            }
+            match answer {
                 Ok(r) if r.action == NodeAction::Normal => {
                     if let Ok(k) = TokenKey::from_hex(&r.container_token_key) {
                         if let Ok(mut g) = node.key.lock() {
@@ -187,9 +209,18 @@ fn heartbeat_loop(node: Node, stop: watch::Receiver<bool>) {
                     interval = Duration::from_millis(r.heartbeat_interval_ms.max(10));
                     registered = true;
                     response_id = 0;
+                    tracing::info!(
+                        "Registered with the ResourceManager as {}; heartbeat every {} ms",
+                        node.id,
+                        r.heartbeat_interval_ms
+                    );
                 }
-                Ok(r) if r.action == NodeAction::Shutdown => break,
-                _ => {}
+                Ok(r) if r.action == NodeAction::Shutdown => {
+                    tracing::error!("the ResourceManager refused this node, shutting down: {}", r.diagnostics);
+                    break;
+                }
+                Ok(r) => tracing::warn!("registration answered {:?}: {}", r.action, r.diagnostics),
+                Err(_) => {}
             }
         } else {
             let req = NodeHeartbeatRequest {
@@ -205,11 +236,24 @@ fn heartbeat_loop(node: Node, stop: watch::Receiver<bool>) {
                         response_id = r.response_id;
                         apply(&node, r);
                     }
-                    NodeAction::Resync => registered = false,
-                    NodeAction::Shutdown => break,
+                    NodeAction::Resync => {
+                        tracing::info!("the ResourceManager asked for a resync ({}): registering again", r.diagnostics);
+                        registered = false;
+                    }
+                    NodeAction::Shutdown => {
+                        tracing::error!("the ResourceManager told this node to shut down: {}", r.diagnostics);
+                        break;
+                    }
                 },
                 // The RM is down or restarting: register again once it answers.
-                Err(_) => registered = false,
+                Err(e) => {
+                    tracing::warn!(
+                        "heartbeat to the ResourceManager at {} failed: {e}; registering again",
+                        node.conf.rm
+                    );
+                    unreachable = true;
+                    registered = false;
+                }
             }
         }
         sleep_unless_stopped(&stop, interval);
@@ -250,7 +294,11 @@ fn apply(node: &Node, r: NodeHeartbeatResponse) {
             .and_then(|k| k.clone())
             .is_some_and(|k| k.check_container_token(&s.container_id, &node.id, &s.user, s.resource, &s.token));
         if valid {
-            let _ = container::launch(&node.table, &node.env, s);
+            if let Err(e) = container::launch(&node.table, &node.env, s) {
+                tracing::warn!("cannot start AM container {}: {e}", s.container_id);
+            }
+        } else {
+            tracing::warn!("refused to start AM container {}: invalid container token", s.container_id);
         }
     }
 }

@@ -25,6 +25,8 @@ use tokio::sync::watch;
 
 use fairloom_protocol::token::TokenKey;
 
+use fairloom_scheduler::Scheduler;
+
 use crate::conf::RmConf;
 use crate::core::Core;
 use crate::service::{wall_ms, LoopClient, Snapshot};
@@ -56,6 +58,7 @@ pub struct RmHandle {
 impl RmHandle {
     /// Stop serving and end the loop.
     pub async fn stop(mut self) {
+        tracing::info!("ResourceManager stopping");
         let _ = self.shutdown.send(true);
         for s in self.servers.drain(..) {
             let _ = s.await;
@@ -95,6 +98,17 @@ pub async fn start(mut conf: RmConf) -> Result<RmHandle, StartError> {
     let key = random_key().map_err(StartError::Random)?;
     let (webapp, tracker_addr, scheduler_addr) = (conf.webapp, conf.tracker, conf.scheduler_address);
     let core = Core::new(conf, store, key, wall_ms())?;
+    tracing::info!(
+        scheduler = core.sched.kind(),
+        webapp = %webapp,
+        resource_tracker = %tracker_addr,
+        scheduler_address = %scheduler_addr,
+        store = core.store.name(),
+        recovery = core.conf.recovery,
+        acl = core.conf.access.enabled,
+        epoch = core.epoch,
+        "ResourceManager started"
+    );
     // A recovering RM keeps the stored key, so the web's cookies use the same one.
     let key = core.key.clone();
     let shared = Arc::new(RwLock::new(Arc::new(Snapshot::of(&core, &Snapshot::default()))));
@@ -118,7 +132,8 @@ pub async fn start(mut conf: RmConf) -> Result<RmHandle, StartError> {
     ] {
         let mut w = watcher.clone();
         servers.push(tokio::spawn(async move {
-            let _ = axum::serve(listener, router)
+            let service = router.into_make_service_with_connect_info::<SocketAddr>();
+            let _ = axum::serve(listener, service)
                 .with_graceful_shutdown(async move {
                     let _ = w.wait_for(|s| *s).await;
                 })

@@ -183,14 +183,26 @@ impl Drop for Proc {
 }
 
 pub fn start_rm(c: &Cluster) -> Proc {
-    let mut rm = Proc::spawn(&["rm", "--conf", c.conf.to_str().unwrap()]);
+    start_rm_with(c, &[])
+}
+
+/// The RM with `extra` arguments (e.g. `--log-dir`).
+pub fn start_rm_with(c: &Cluster, extra: &[&str]) -> Proc {
+    let mut args = vec!["rm", "--conf", c.conf.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let mut rm = Proc::spawn(&args);
     rm.wait_line("REST API", Duration::from_secs(20));
     rm
 }
 
 pub fn start_nm(c: &Cluster, dir: &Path, name: &str, resource: &str) -> Proc {
+    start_nm_with(c, dir, name, resource, &[])
+}
+
+/// A NodeManager with `extra` arguments.
+pub fn start_nm_with(c: &Cluster, dir: &Path, name: &str, resource: &str, extra: &[&str]) -> Proc {
     let d = dir.join(name);
-    let mut nm = Proc::spawn(&[
+    let mut args = vec![
         "nm",
         "--rm",
         &c.tracker,
@@ -200,7 +212,9 @@ pub fn start_nm(c: &Cluster, dir: &Path, name: &str, resource: &str) -> Proc {
         d.to_str().unwrap(),
         "--conf",
         c.conf.to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let mut nm = Proc::spawn(&args);
     nm.wait_line("fairloom NodeManager", Duration::from_secs(20));
     nm
 }

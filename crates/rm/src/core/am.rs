@@ -120,6 +120,7 @@ impl Core {
         // YARN resets the AM launch diagnostics once the AM registers.
         app.diagnostics.clear();
         self.persist(app_id)?;
+        tracing::info!("{} RUNNING: the AM registered", req.attempt_id);
         Ok(RegisterAmResponse { maximum_capability: max, queue, containers_from_previous_attempts: known })
     }
 
@@ -264,6 +265,7 @@ impl Core {
         if let Some(a) = self.apps.get_mut(&app_id).and_then(|a| a.attempt_mut()) {
             a.tracking_url = req.tracking_url.clone();
         }
+        tracing::info!("{} unregistered with final status {}", req.attempt_id, req.final_status.name());
         self.finish_app(app_id, req.final_status, req.diagnostics, now);
         Ok(FinishAmResponse { unregistered: true })
     }

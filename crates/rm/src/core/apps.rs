@@ -1,7 +1,7 @@
 //! Applications: new ids, submission, kill, move, priority, and the attempt lifecycle
 //! (start, fail and retry up to the maximum, finish).
 
-use fairloom_model::{ApplicationId, Millis};
+use fairloom_model::{ApplicationAttemptId, ApplicationId, Millis};
 use fairloom_protocol::am::FinalStatus;
 use fairloom_protocol::exit;
 use fairloom_protocol::node::KillContainer;
@@ -114,6 +114,8 @@ impl Core {
         app.diagnostics = "[fairloom] Application is added to the scheduler and is not yet activated.".to_string();
         self.reserved_ids.remove(&id);
         self.by_sched.insert(sched, id);
+        tracing::info!("Application {id} submitted by user {user} to queue {}", app.queue);
+        tracing::info!("{id} State change from SUBMITTED to ACCEPTED; appattempt {} SCHEDULED", app.attempt_id(1));
         self.apps.insert(id, app);
         self.count(id, |c| c.submitted += 1);
         Ok(id)
@@ -165,6 +167,8 @@ impl Core {
             a.finish_time = now;
         }
         self.persist(app_id)?;
+        tracing::info!("{app_id} State change to KILLED: killed by user {caller}");
+        self.log_summary(app_id);
         self.count(app_id, |c| c.killed += 1);
         let why = "Container killed: its application was killed.";
         self.kill_app_containers(app_id, exit::KILLED_BY_RESOURCEMANAGER, why, false);
@@ -196,6 +200,7 @@ impl Core {
         };
         self.apps.get_mut(&app_id).expect("checked").queue = target.clone();
         self.persist(app_id)?;
+        tracing::info!("{app_id} moved to queue {target} by user {caller}");
         Ok(target)
     }
 
@@ -216,6 +221,7 @@ impl Core {
         app.priority = if fair { 0 } else { priority };
         let p = app.priority;
         self.persist(app_id)?;
+        tracing::info!("{app_id} priority set to {p} by user {caller}");
         Ok(p)
     }
 
@@ -239,6 +245,7 @@ impl Core {
             a.diagnostics = why.clone();
         }
         let max = app.max_attempts(global);
+        tracing::warn!("{attempt_id} State change to FAILED: {why}");
         self.kill_app_containers(app_id, exit::KILLED_BY_RESOURCEMANAGER, "Container of a failed attempt.", false);
         self.release_attempt(app_id);
         let app = self.apps.get_mut(&app_id).expect("present");
@@ -257,7 +264,12 @@ impl Core {
             }
             self.by_sched.insert(sched, app_id);
             self.apps.get_mut(&app_id).expect("present").sched = Some(sched);
-            let _ = self.persist(app_id);
+            tracing::info!(
+                "{} SCHEDULED: attempt {} of {max}",
+                ApplicationAttemptId { application: app_id, attempt: number + 1 },
+                number + 1
+            );
+            self.persist_or_log(app_id);
         } else {
             self.finish_failed(
                 app_id,
@@ -273,7 +285,9 @@ impl Core {
         app.final_status = FinalStatus::Failed;
         app.finish_time = now;
         app.diagnostics = diagnostics;
-        let _ = self.persist(app_id);
+        tracing::info!("{app_id} State change to FAILED: {}", app.diagnostics);
+        self.persist_or_log(app_id);
+        self.log_summary(app_id);
         self.count(app_id, |c| c.failed += 1);
         self.evict_completed();
     }
@@ -290,7 +304,13 @@ impl Core {
             a.state = AttemptState::Finished;
             a.finish_time = now;
         }
-        let _ = self.persist(app_id);
+        tracing::info!(
+            "{app_id} State change to FINISHED with final status {}: {}",
+            app.final_status.name(),
+            app.diagnostics
+        );
+        self.persist_or_log(app_id);
+        self.log_summary(app_id);
         self.count(app_id, |c| c.completed += 1);
         // Its containers stop, except the AM's, which is exiting on its own.
         let why = "Container killed after the application finished.";
@@ -311,7 +331,10 @@ impl Core {
         finished.sort();
         for (_, id) in finished.iter().take(finished.len() - self.conf.max_completed_apps) {
             self.apps.remove(id);
-            let _ = self.store.remove_app(&id.to_string());
+            tracing::debug!("{id} forgotten: more than {} completed applications", self.conf.max_completed_apps);
+            if let Err(e) = self.store.remove_app(&id.to_string()) {
+                tracing::error!("{id}: cannot remove it from the state store: {e}");
+            }
         }
     }
 }

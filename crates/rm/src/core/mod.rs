@@ -492,6 +492,39 @@ impl Core {
         Ok(())
     }
 
+    /// [`Core::persist`] where the change has already taken effect: a store that fails is an
+    /// operator's problem to see, not a reason to undo it.
+    fn persist_or_log(&mut self, id: ApplicationId) {
+        if let Err(e) = self.persist(id) {
+            tracing::error!("{id}: cannot write it to the state store: {e}");
+        }
+    }
+
+    /// YARN's `RMAppManager$ApplicationSummary` line, when an application ends.
+    fn log_summary(&self, id: ApplicationId) {
+        let Some(app) = self.apps.get(&id) else { return };
+        // Commas separate the fields; YARN escapes them (and the escape) in values.
+        let esc = |s: &str| s.replace('\\', "\\\\").replace(',', "\\,");
+        let host = app.attempt().and_then(|a| a.am_node.as_deref()).unwrap_or("N/A");
+        tracing::info!(
+            target: "fairloom_rm::summary",
+            "appId={id},name={},user={},queue={},state={},appMasterHost={},submitTime={},startTime={},launchTime={},finishTime={},finalStatus={},memorySeconds={},vcoreSeconds={},applicationType={}",
+            esc(app.sub.name()),
+            esc(&app.user),
+            esc(&app.queue),
+            app.state.name(),
+            esc(host),
+            app.submit_time,
+            app.start_time,
+            app.launch_time,
+            app.finish_time,
+            app.final_status.name(),
+            app.memory_seconds,
+            app.vcore_seconds,
+            esc(app.sub.app_type()),
+        );
+    }
+
     pub fn node_changes(&self) -> &[NodeReport] {
         &self.node_changes
     }

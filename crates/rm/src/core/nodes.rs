@@ -27,6 +27,7 @@ impl Core {
         }
         // A node registering again (its NM restarted, or it was lost) starts afresh.
         if let Some(old) = self.nodes.remove(&req.node_id) {
+            tracing::info!("Reconnect from the node at: {} (it was {})", req.node_id, old.state.name());
             if old.state == NodeState::Running {
                 self.sched.remove_node(old.sched);
                 self.sweep_ended(now);
@@ -39,7 +40,7 @@ impl Core {
             names: Arc::new(NodeNames {
                 id: req.node_id.clone(),
                 http: req.http_address.clone(),
-                rack,
+                rack: rack.clone(),
                 version: req.version.clone(),
             }),
             resource: req.resource,
@@ -52,6 +53,15 @@ impl Core {
             health_report: String::new(),
         });
         self.node_changed(&req.node_id);
+        tracing::info!(
+            "NodeManager from node {} (http {}) registered with capability <memory:{}, vCores:{}>, rack {}, reporting {} containers",
+            req.node_id,
+            req.http_address,
+            req.resource.memory,
+            req.resource.vcores,
+            rack,
+            req.containers.len()
+        );
         for status in &req.containers {
             self.recover_container(&req.node_id, status, now);
         }
@@ -292,8 +302,10 @@ impl Core {
                 a.am_node_http = Some(http);
                 a.last_heartbeat = now;
             }
+            let attempt_id = app.attempt_id(number);
             self.am_state(app_id, AmState::Assigned);
-            let _ = self.persist(app_id);
+            tracing::info!("{attempt_id} LAUNCHED: AM container {id} allocated on {node}");
+            self.persist_or_log(app_id);
             self.nodes.get_mut(node).expect("heartbeating node").to_start.push(StartContainer {
                 container_id: id,
                 user,
@@ -366,6 +378,7 @@ impl Core {
             .map(|n| n.names.id.clone())
             .collect();
         for id in lost {
+            tracing::warn!("Deactivating node {id}: it is LOST (no heartbeat for more than {expiry} ms)");
             let node = self.nodes.get_mut(&id).expect("listed");
             node.state = NodeState::Lost;
             node.to_start.clear();

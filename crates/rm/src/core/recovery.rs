@@ -124,9 +124,16 @@ impl Core {
                     }
                 }
             }
+            tracing::debug!("recovered {id} ({}, {} attempts)", app.state.name(), app.attempts.len());
             self.apps.insert(id, app);
-            let _ = self.persist(id);
+            self.persist_or_log(id);
         }
+        let running = self.apps.values().filter(|a| !a.state.is_final()).count();
+        tracing::info!(
+            "Recovered {} applications from the state store: {running} to resume, {} finished",
+            self.apps.len(),
+            self.apps.len() - running
+        );
         Ok(())
     }
 }

@@ -7,7 +7,10 @@ mod protocol;
 mod rest;
 mod web;
 
+use std::net::SocketAddr;
+
 use axum::body::Bytes;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
@@ -30,8 +33,41 @@ pub struct Ctx {
 impl IntoResponse for RmError {
     fn into_response(self) -> Response {
         let status = StatusCode::from_u16(self.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        json_response(status, &self.body())
+        let mut r = json_response(status, &self.body());
+        r.extensions_mut().insert(Refused(self.message));
+        r
     }
+}
+
+/// Why a call was refused, carried on its answer to [`log_refusals`].
+#[derive(Clone)]
+struct Refused(String);
+
+/// Log every refused call: at warn with who asked and why (an ACL, bad input, a bad token),
+/// unknown paths at debug (browsers ask for icons), failures of the RM itself at error.
+/// Accepted calls are not logged here: heartbeats and allocations would flood the log.
+pub async fn log_refusals(
+    State(ctx): State<Ctx>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let peer = req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.to_string()).unwrap_or_default();
+    let who = auth::caller(req.uri().query(), req.headers(), &ctx.key, crate::service::wall_ms());
+    let response = next.run(req).await;
+    let status = response.status();
+    if status.is_success() || status.is_redirection() {
+        return response;
+    }
+    let why = response.extensions().get::<Refused>().map_or_else(|| status.to_string(), |r| r.0.clone());
+    let who = who.as_deref().unwrap_or(crate::access::ANONYMOUS);
+    match status.as_u16() {
+        404 => tracing::debug!(%method, %path, user = %who, %peer, "refused ({status}): {why}"),
+        400..=499 => tracing::warn!(%method, %path, user = %who, %peer, "refused ({status}): {why}"),
+        _ => tracing::error!(%method, %path, user = %who, %peer, "failed ({status}): {why}"),
+    }
+    response
 }
 
 pub fn json_response<T: Serialize>(status: StatusCode, body: &T) -> Response {

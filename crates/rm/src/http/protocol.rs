@@ -23,6 +23,7 @@ pub fn tracker_router(ctx: Ctx) -> Router {
         .route(paths::REGISTER_NODE, post(register_node))
         .route(paths::NODE_HEARTBEAT, post(node_heartbeat))
         .fallback(|| async { RmError::not_found("unknown resource-tracker call").into_response() })
+        .layer(axum::middleware::from_fn_with_state(ctx.clone(), super::log_refusals))
         .with_state(ctx)
 }
 
@@ -32,6 +33,7 @@ pub fn am_router(ctx: Ctx) -> Router {
         .route(paths::ALLOCATE, post(allocate))
         .route(paths::FINISH_AM, post(finish_am))
         .fallback(|| async { RmError::not_found("unknown application-master call").into_response() })
+        .layer(axum::middleware::from_fn_with_state(ctx.clone(), super::log_refusals))
         .with_state(ctx)
 }
 

@@ -48,6 +48,7 @@ pub fn web_router(ctx: Ctx) -> Router {
         .merge(super::web::routes())
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(ctx.clone(), around_every_call))
+        .layer(axum::middleware::from_fn_with_state(ctx.clone(), super::log_refusals))
         .with_state(ctx)
 }
 
