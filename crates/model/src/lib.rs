@@ -4,6 +4,7 @@
 pub mod exit;
 pub mod ids;
 pub mod resource;
+pub mod user;
 
 pub use ids::{ApplicationAttemptId, ApplicationId, ContainerId, IdParseError};
 pub use resource::{

@@ -90,7 +90,14 @@ fn quote(value: &str) -> String {
 /// Start `spec` (its token already checked). The container is in the table before its
 /// process starts, so a kill that arrives meanwhile finds it.
 pub fn launch(table: &Table, env: &Env, spec: &StartContainer) -> Result<(), String> {
-    let app = app_of(&spec.container_id);
+    // Both become paths: nothing is created for a name that could leave the node's dirs.
+    fairloom_model::user::check_user_name(&spec.user).map_err(|e| e.to_string())?;
+    let cid: fairloom_model::ContainerId =
+        spec.container_id.parse().map_err(|e| format!("invalid container id '{}': {e}", spec.container_id))?;
+    if cid.to_string() != spec.container_id {
+        return Err(format!("container id '{}' is not in its canonical form {cid}", spec.container_id));
+    }
+    let app = cid.attempt.application.to_string();
     let work = env.local_dir.join("usercache").join(&spec.user).join("appcache").join(&app).join(&spec.container_id);
     let logs = env.log_root.join(&app).join(&spec.container_id);
     let mut ctr = Ctr {
@@ -282,6 +289,40 @@ mod tests {
         let cmd = "{{JAVA_HOME}}/bin/java -cp a<CPS>b 1><LOG_DIR>/stdout {{X}}";
         assert_eq!(expand_markers(cmd, Path::new("/l")), "$JAVA_HOME/bin/java -cp a:b 1>/l/stdout $X");
         assert_eq!(expand_markers("{{unclosed", Path::new("/l")), "{{unclosed");
+    }
+
+    #[test]
+    fn nothing_is_created_for_a_bad_user_or_container_id() {
+        let dir = std::env::temp_dir().join(format!("fairloom-launch-refused-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let env = Env {
+            local_dir: dir.join("local"),
+            log_root: dir.join("logs"),
+            host: "127.0.0.1".to_string(),
+            port: 1,
+            kill_delay: Duration::from_millis(10),
+            metrics: Arc::new(NmMetrics::default()),
+        };
+        let table: Table = Arc::new(Mutex::new(BTreeMap::new()));
+        let spec = |user: &str, id: &str| StartContainer {
+            container_id: id.to_string(),
+            user: user.to_string(),
+            resource: Res::new(1024, 1),
+            priority: 0,
+            token: String::new(),
+            launch: Default::default(),
+        };
+        for (user, id) in [
+            ("../../../x", "container_1_0001_01_000001"),
+            ("alice", "../container_1_0001_01_000001"),
+            ("alice", "container_1_0001_01_000001/../../x"),
+            ("alice", "container_01_0001_01_000001"),
+        ] {
+            let e = launch(&table, &env, &spec(user, id)).unwrap_err();
+            assert!(e.contains("Invalid user name") || e.contains("container id"), "{e}");
+        }
+        assert!(!dir.exists(), "nothing was created");
+        assert!(table.lock().unwrap().is_empty());
     }
 
     #[test]

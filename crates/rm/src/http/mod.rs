@@ -54,7 +54,7 @@ pub async fn log_refusals(
     let method = req.method().clone();
     let path = req.uri().path().to_string();
     let peer = req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.to_string()).unwrap_or_default();
-    let who = auth::caller(req.uri().query(), req.headers(), &ctx.key, crate::service::wall_ms());
+    let who = auth::caller(req.uri().query(), req.headers(), &ctx.key, crate::service::wall_ms()).ok().flatten();
     let response = next.run(req).await;
     let status = response.status();
     if status.is_success() || status.is_redirection() {

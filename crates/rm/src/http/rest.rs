@@ -11,6 +11,8 @@ use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{json, Value};
 
+use fairloom_model::user::check_user_name;
+
 use super::auth::{caller, cookie_for, user_param, Reader};
 use super::{json_response, parse_body, Ctx};
 use crate::core::{AppState, KillOutcome};
@@ -89,11 +91,12 @@ fn ok(v: Value) -> R {
 
 /// The authenticated caller, or YARN's AuthorizationException.
 fn need_user(ctx: &Ctx, q: &Option<String>, headers: &HeaderMap) -> Result<String, RmError> {
-    caller(q.as_deref(), headers, &ctx.key, wall_ms()).ok_or_else(RmError::unauthenticated)
+    caller(q.as_deref(), headers, &ctx.key, wall_ms())?.ok_or_else(RmError::unauthenticated)
 }
 
 fn with_cookie(mut r: Response, ctx: &Ctx, q: &Option<String>) -> Response {
-    if let Some(user) = q.as_deref().and_then(user_param) {
+    let valid = q.as_deref().and_then(user_param).filter(|u| check_user_name(u).is_ok());
+    if let Some(user) = valid {
         if let Some(c) = cookie_for(&user, &ctx.key, wall_ms()) {
             r.headers_mut().insert("set-cookie", c);
         }
