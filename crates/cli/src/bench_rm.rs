@@ -24,8 +24,9 @@ use fairloom_model::Resource;
 use fairloom_protocol::am::{
     AllocateRequest, AllocateResponse, FinalStatus, FinishAmRequest, RegisterAmRequest, ResourceRequest,
 };
-use fairloom_protocol::node::{NodeHeartbeatRequest, NodeHeartbeatResponse, RegisterNodeRequest};
-use fairloom_protocol::{env, paths, ContainerState, ContainerStatus, Res};
+use fairloom_protocol::node::{NodeHeartbeatRequest, NodeHeartbeatResponse, RegisterNodeRequest, RegisterNodeResponse};
+use fairloom_protocol::token::{Credentials, AMRM_TOKEN_KIND};
+use fairloom_protocol::{paths, ContainerState, ContainerStatus, Res};
 use fairloom_rm::conf::{RmConf, FAIR_CLASS};
 use fairloom_sim::load::{AppDef, NodeDef, SimOptions, Stage, TaskGroup, Workload};
 
@@ -177,6 +178,8 @@ fn running(id: &str, resource: Res, priority: i32) -> ContainerStatus {
         diagnostics: String::new(),
         resource,
         priority,
+        creation_time: 0,
+        finish_time: 0,
     }
 }
 
@@ -202,14 +205,18 @@ async fn nm(
     };
     // Thousands connect at once: a refused or reset connection tries again.
     let mut tries = 0;
+    let session;
     let mut conn = loop {
         let attempt = async {
             let mut conn = Conn::open(tracker).await?;
-            let _: Value = conn.json(paths::REGISTER_NODE, &reg, None).await?;
-            anyhow::Ok(conn)
+            let r: RegisterNodeResponse = conn.json(paths::REGISTER_NODE, &reg, None).await?;
+            anyhow::Ok((conn, r))
         };
         match attempt.await {
-            Ok(c) => break c,
+            Ok((c, r)) => {
+                session = r.session;
+                break c;
+            }
             Err(e) if tries >= 20 => return Err(e.context(format!("registering {id}"))),
             Err(_) => {
                 tries += 1;
@@ -242,10 +249,14 @@ async fn nm(
         };
         let req = NodeHeartbeatRequest {
             node_id: id.clone(),
+            session: session.clone(),
             response_id,
             containers,
             healthy: true,
             health_report: String::new(),
+            // Simulated nodes check no tokens: they never need the next keys.
+            last_known_container_token_key_id: -1,
+            last_known_nm_token_key_id: -1,
         };
         let sent = Instant::now();
         let out: NodeHeartbeatResponse = match conn.json(paths::NODE_HEARTBEAT, &req, None).await {
@@ -274,24 +285,22 @@ async fn nm(
             }
         }
         for s in out.start {
-            // The RM starts AM containers itself; the AM then runs here, as a task.
-            node.running.push(Running { status: running(&s.container_id, s.resource, s.priority), end: None });
-            let token = s.launch.environment.iter().find(|(k, _)| k == env::AMRM_TOKEN).map(|(_, v)| v.clone());
-            if let (Some(token), Some(attempt)) = (token, attempt_of(&s.container_id)) {
-                tokio::spawn(am(shared.clone(), i, s.container_id.clone(), attempt, token));
+            // The RM starts AM containers itself; the AM then runs here, as a task, with the
+            // AMRM token of its credentials.
+            let Ok(c) = s.id() else { continue };
+            let id = c.container.to_string();
+            node.running.push(Running { status: running(&id, c.resource, c.priority), end: None });
+            let creds = s.credentials.as_deref().and_then(|b| Credentials::from_bytes(b).ok());
+            if let Some(token) = creds.as_ref().and_then(|c| c.token(AMRM_TOKEN_KIND)) {
+                tokio::spawn(am(shared.clone(), i, id, c.container.attempt.to_string(), token.to_header()));
             }
         }
     }
     Ok(())
 }
 
-/// The attempt a container id belongs to (`appattempt_TS_APP_ATTEMPT`).
-fn attempt_of(container: &str) -> Option<String> {
-    Some(container.parse::<fairloom_model::ContainerId>().ok()?.attempt.to_string())
-}
-
 async fn am(shared: Arc<Shared>, node: usize, container: String, attempt: String, token: String) {
-    match run_am(&shared, &attempt, &token).await {
+    match run_am(&shared, &token).await {
         // Once the bench stops, the RM goes away under the AMs still running: not an error.
         Err(_) if shared.stop.load(Ordering::Relaxed) => {}
         Err(e) => {
@@ -308,15 +317,10 @@ async fn am(shared: Arc<Shared>, node: usize, container: String, attempt: String
     shared.apps_finished.fetch_add(1, Ordering::Relaxed);
 }
 
-async fn run_am(shared: &Shared, attempt: &str, token: &str) -> Result<()> {
+async fn run_am(shared: &Shared, token: &str) -> Result<()> {
     let mut conn = Conn::open(shared.scheduler).await?;
     let header = Some((paths::AMRM_TOKEN_HEADER, token));
-    let reg = RegisterAmRequest {
-        attempt_id: attempt.to_string(),
-        host: "bench".into(),
-        rpc_port: 0,
-        tracking_url: String::new(),
-    };
+    let reg = RegisterAmRequest { host: "bench".into(), rpc_port: 0, tracking_url: String::new() };
     let _: Value = conn.json(paths::REGISTER_AM, &reg, header).await?;
     let ask = ResourceRequest {
         priority: 1,
@@ -328,7 +332,6 @@ async fn run_am(shared: &Shared, attempt: &str, token: &str) -> Result<()> {
     let (mut response_id, mut asks, mut done) = (0, vec![ask], 0u32);
     while done < shared.containers && !shared.stop.load(Ordering::Relaxed) {
         let req = AllocateRequest {
-            attempt_id: attempt.to_string(),
             response_id,
             asks: std::mem::take(&mut asks),
             releases: Vec::new(),
@@ -347,7 +350,6 @@ async fn run_am(shared: &Shared, attempt: &str, token: &str) -> Result<()> {
         tokio::time::sleep(Duration::from_millis(1000)).await;
     }
     let fin = FinishAmRequest {
-        attempt_id: attempt.to_string(),
         final_status: FinalStatus::Succeeded,
         diagnostics: String::new(),
         tracking_url: String::new(),

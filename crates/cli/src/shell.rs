@@ -16,6 +16,7 @@ use fairloom_protocol::am::{
     RegisterAmResponse, ResourceRequest,
 };
 use fairloom_protocol::node::{StartContainer, StartContainersRequest, StartContainersResponse, StopContainersRequest};
+use fairloom_protocol::token::{Credentials, Token, AMRM_TOKEN_KIND};
 use fairloom_protocol::{env, exit, paths, LaunchContext, Res};
 
 /// The command the AM runs, passed in its environment.
@@ -159,15 +160,19 @@ pub fn run(args: &ShellArgs) -> Result<ExitCode> {
 struct AmClient {
     agent: ureq::Agent,
     base: String,
-    token: String,
+    /// The AMRM token: from the container's credentials file, then whatever the RM rolls to.
+    token: Token,
     attempt: String,
 }
+
+/// The RM's answer that this attempt is over (YARN's AMRMClientAsync shuts down on it).
+const ATTEMPT_OVER: &str = "ApplicationAttemptNotFoundException";
 
 impl AmClient {
     fn post<T: serde::Serialize, R: serde::de::DeserializeOwned>(&self, path: &str, body: &T) -> Result<R> {
         self.agent
             .post(&format!("{}{path}", self.base))
-            .set(paths::AMRM_TOKEN_HEADER, &self.token)
+            .set(paths::AMRM_TOKEN_HEADER, &self.token.to_header())
             .send_json(body)
             .map_err(rest_error)?
             .into_json()
@@ -175,13 +180,26 @@ impl AmClient {
     }
 
     fn register(&self) -> Result<RegisterAmResponse> {
-        let req = RegisterAmRequest {
-            attempt_id: self.attempt.clone(),
-            host: "127.0.0.1".to_string(),
-            rpc_port: -1,
-            tracking_url: String::new(),
-        };
+        let req = RegisterAmRequest { host: "127.0.0.1".to_string(), rpc_port: -1, tracking_url: String::new() };
         self.post(paths::REGISTER_AM, &req)
+    }
+}
+
+/// The AMRM token in the container's credentials file (`HADOOP_TOKEN_FILE_LOCATION`).
+fn amrm_token() -> Result<Token> {
+    let path = need_env(env::TOKEN_FILE)?;
+    let bytes = std::fs::read(&path).with_context(|| format!("reading the credentials file {path}"))?;
+    let creds = Credentials::from_bytes(&bytes).with_context(|| format!("the credentials file {path}"))?;
+    creds.token(AMRM_TOKEN_KIND).cloned().ok_or_else(|| anyhow!("{path} holds no AMRM token"))
+}
+
+/// Stop the containers this AM started (with each node's NM token).
+fn stop_all(agent: &ureq::Agent, launched: &BTreeMap<String, Container>, nm_tokens: &BTreeMap<String, Token>) {
+    for c in launched.values() {
+        let Some(t) = nm_tokens.get(&c.node_id) else { continue };
+        let url = format!("http://{}{}", c.node_http_address, paths::STOP_CONTAINERS);
+        let req = agent.post(&url).set(paths::NM_TOKEN_HEADER, &t.to_header());
+        let _ = req.send_json(StopContainersRequest { container_ids: vec![c.id.clone()] });
     }
 }
 
@@ -198,14 +216,13 @@ struct Tally {
 
 pub fn run_am(args: &ShellAmArgs) -> Result<ExitCode> {
     let container: fairloom_model::ContainerId = need_env(env::CONTAINER_ID)?.parse()?;
-    let client = AmClient {
+    let mut client = AmClient {
         agent: ureq::AgentBuilder::new().timeout(Duration::from_secs(30)).build(),
         base: format!("http://{}", need_env(env::RM_SCHEDULER_ADDRESS)?),
-        token: need_env(env::AMRM_TOKEN)?,
+        token: amrm_token()?,
         attempt: container.attempt.to_string(),
     };
     let command = need_env(COMMAND_ENV)?;
-    let user = std::env::var(env::APP_SUBMITTER_USER).unwrap_or_else(|_| "fairloom".to_string());
     let capability = Res::new(args.memory, args.vcores);
     let n = args.num_containers;
     let registered = client.register()?;
@@ -215,12 +232,13 @@ pub fn run_am(args: &ShellAmArgs) -> Result<ExitCode> {
     let mut outstanding = n as i32;
     let mut send_ask = true;
     let mut launched: BTreeMap<String, Container> = BTreeMap::new();
+    // The NM token of each node, as the RM hands them out (one per node, renewed when rolled).
+    let mut nm_tokens: BTreeMap<String, Token> = BTreeMap::new();
     let mut tally = Tally::default();
     let mut failures_since = None::<Instant>;
     let stop_agent = ureq::AgentBuilder::new().timeout(Duration::from_secs(10)).build();
     while tally.succeeded + (tally.failed.len() as u32) < n {
         let req = AllocateRequest {
-            attempt_id: client.attempt.clone(),
             response_id,
             asks: if send_ask {
                 vec![ResourceRequest {
@@ -240,6 +258,12 @@ pub fn run_am(args: &ShellAmArgs) -> Result<ExitCode> {
             Ok(r) => {
                 failures_since = None;
                 r
+            }
+            Err(e) if e.to_string().contains(ATTEMPT_OVER) => {
+                // Failed or finished elsewhere: nothing this AM does counts any more.
+                eprintln!("the RM says this attempt is over: {e:#}");
+                stop_all(&stop_agent, &launched, &nm_tokens);
+                bail!("attempt {} is over: {e:#}", client.attempt);
             }
             Err(e) => {
                 // The RM may be restarting; give up only after a long silence.
@@ -266,6 +290,13 @@ pub fn run_am(args: &ShellAmArgs) -> Result<ExitCode> {
         }
         send_ask = false;
         response_id = resp.response_id;
+        if let Some(t) = resp.amrm_token {
+            eprintln!("the RM rolled its AMRM key: using the new token");
+            client.token = t;
+        }
+        for t in resp.nm_tokens {
+            nm_tokens.insert(t.node_id, t.token);
+        }
         let mut extra = Vec::new();
         for c in resp.allocated {
             let done = tally.succeeded + tally.failed.len() as u32;
@@ -275,22 +306,25 @@ pub fn run_am(args: &ShellAmArgs) -> Result<ExitCode> {
                 extra.push(c.id.clone());
                 continue;
             }
+            let (Some(token), Some(nm_token)) = (c.token.clone(), nm_tokens.get(&c.node_id)) else {
+                eprintln!("no container or NM token for {} on {}", c.id, c.node_id);
+                tally.failed.push((c.id.clone(), -1));
+                continue;
+            };
             let start = StartContainersRequest {
                 containers: vec![StartContainer {
-                    container_id: c.id.clone(),
-                    user: user.clone(),
-                    resource: c.resource,
-                    priority: c.priority,
-                    token: c.token.clone(),
+                    token,
                     launch: LaunchContext {
                         commands: vec![format!("{command} 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr")],
                         environment: Vec::new(),
                         local_resources: Vec::new(),
                     },
+                    credentials: None,
                 }],
             };
             let url = format!("http://{}{}", c.node_http_address, paths::START_CONTAINERS);
-            match client.agent.post(&url).send_json(&start) {
+            let call = client.agent.post(&url).set(paths::NM_TOKEN_HEADER, &nm_token.to_header());
+            match call.send_json(&start) {
                 Ok(r) => {
                     let r: StartContainersResponse = r.into_json()?;
                     if r.started.contains(&c.id) {
@@ -307,13 +341,7 @@ pub fn run_am(args: &ShellAmArgs) -> Result<ExitCode> {
             }
         }
         if !extra.is_empty() {
-            let release = AllocateRequest {
-                attempt_id: client.attempt.clone(),
-                response_id,
-                asks: Vec::new(),
-                releases: extra,
-                progress: 0.0,
-            };
+            let release = AllocateRequest { response_id, asks: Vec::new(), releases: extra, progress: 0.0 };
             if let Ok(r) = client.post::<_, AllocateResponse>(paths::ALLOCATE, &release) {
                 response_id = r.response_id;
             }
@@ -340,10 +368,7 @@ pub fn run_am(args: &ShellAmArgs) -> Result<ExitCode> {
         std::thread::sleep(Duration::from_millis(args.interval_ms));
     }
     // Stop anything still running (there should be nothing).
-    for c in launched.values() {
-        let url = format!("http://{}{}", c.node_http_address, paths::STOP_CONTAINERS);
-        let _ = stop_agent.post(&url).send_json(StopContainersRequest { container_ids: vec![c.id.clone()] });
-    }
+    stop_all(&stop_agent, &launched, &nm_tokens);
     let (status, diagnostics) = if tally.failed.is_empty() {
         (FinalStatus::Succeeded, format!("Diagnostics., total={n}, completed={}, failed=0", tally.succeeded))
     } else {
@@ -359,12 +384,7 @@ pub fn run_am(args: &ShellAmArgs) -> Result<ExitCode> {
         )
     };
     eprintln!("finishing: {} {diagnostics}", status.name());
-    let fin = FinishAmRequest {
-        attempt_id: client.attempt.clone(),
-        final_status: status,
-        diagnostics,
-        tracking_url: String::new(),
-    };
+    let fin = FinishAmRequest { final_status: status, diagnostics, tracking_url: String::new() };
     let _: fairloom_protocol::am::FinishAmResponse = client.post(paths::FINISH_AM, &fin)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -10,8 +10,8 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use fairloom_protocol::node::StartContainer;
-use fairloom_protocol::{ContainerState, ContainerStatus, Res};
+use fairloom_protocol::token::{ContainerTokenId, Credentials};
+use fairloom_protocol::{ContainerState, ContainerStatus, LaunchContext, Res};
 
 use crate::localize::localize;
 use crate::metrics::NmMetrics;
@@ -34,6 +34,10 @@ pub struct Ctr {
     pub log_dir: PathBuf,
     /// The RM has acknowledged its completion.
     pub acknowledged: bool,
+    /// When the RM allocated it (from its token) and when it ended here (epoch ms; 0 while
+    /// it runs).
+    pub creation_time: i64,
+    pub finish_time: i64,
 }
 
 impl Ctr {
@@ -45,8 +49,25 @@ impl Ctr {
             diagnostics: self.diagnostics.clone(),
             resource: self.resource,
             priority: self.priority,
+            creation_time: self.creation_time,
+            finish_time: self.finish_time,
         }
     }
+}
+
+/// What to start: who, what and where come from its container token, already checked.
+pub struct Launch<'a> {
+    pub id: &'a ContainerTokenId,
+    pub context: &'a LaunchContext,
+    /// The credentials file's bytes (an AM's AMRM token); an empty one otherwise.
+    pub credentials: Option<&'a [u8]>,
+}
+
+/// The file in the work dir a container's credentials are in (YARN's name).
+pub const TOKEN_FILE: &str = "container_tokens";
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
 /// Every container of the node, by id.
@@ -87,25 +108,24 @@ fn quote(value: &str) -> String {
     format!("'{}'", value.replace('\'', "'\\''"))
 }
 
-/// Start `spec` (its token already checked). The container is in the table before its
-/// process starts, so a kill that arrives meanwhile finds it.
-pub fn launch(table: &Table, env: &Env, spec: &StartContainer) -> Result<(), String> {
-    // Both become paths: nothing is created for a name that could leave the node's dirs.
-    fairloom_model::user::check_user_name(&spec.user).map_err(|e| e.to_string())?;
-    let cid: fairloom_model::ContainerId =
-        spec.container_id.parse().map_err(|e| format!("invalid container id '{}': {e}", spec.container_id))?;
-    if cid.to_string() != spec.container_id {
-        return Err(format!("container id '{}' is not in its canonical form {cid}", spec.container_id));
-    }
+/// Start `spec`. The container is in the table before its process starts, so a kill that
+/// arrives meanwhile finds it.
+pub fn launch(table: &Table, env: &Env, spec: &Launch) -> Result<(), String> {
+    let user = spec.id.user.as_str();
+    // It becomes a path: nothing is created for a name that could leave the node's dirs (the
+    // RM refuses such names; this node does not take that on trust).
+    fairloom_model::user::check_user_name(user).map_err(|e| e.to_string())?;
+    let cid = spec.id.container;
+    let id = cid.to_string();
     let app = cid.attempt.application.to_string();
-    let work = env.local_dir.join("usercache").join(&spec.user).join("appcache").join(&app).join(&spec.container_id);
-    let logs = env.log_root.join(&app).join(&spec.container_id);
+    let work = env.local_dir.join("usercache").join(user).join("appcache").join(&app).join(&id);
+    let logs = env.log_root.join(&app).join(&id);
     let mut ctr = Ctr {
-        id: spec.container_id.clone(),
+        id: id.clone(),
         app: app.clone(),
-        user: spec.user.clone(),
-        resource: spec.resource,
-        priority: spec.priority,
+        user: user.to_string(),
+        resource: spec.id.resource,
+        priority: spec.id.priority,
         pgid: None,
         state: ContainerState::New,
         exit_status: 0,
@@ -114,20 +134,22 @@ pub fn launch(table: &Table, env: &Env, spec: &StartContainer) -> Result<(), Str
         work_dir: work.clone(),
         log_dir: logs.clone(),
         acknowledged: false,
+        creation_time: spec.id.creation_time,
+        finish_time: 0,
     };
     {
         let mut t = table.lock().map_err(|_| "container table poisoned".to_string())?;
-        if t.contains_key(&spec.container_id) {
-            return Err(format!("Container {} already is running on this node", spec.container_id));
+        if t.contains_key(&id) {
+            return Err(format!("Container {id} already is running on this node!!"));
         }
-        t.insert(spec.container_id.clone(), ctr.clone());
+        t.insert(id.clone(), ctr.clone());
     }
-    let started = start_process(env, spec, &work, &logs);
+    let started = start_process(env, spec, &id, &work, &logs);
     let mut t = table.lock().map_err(|_| "container table poisoned".to_string())?;
     match started {
         Ok(child) => {
             let pgid = child.id() as i32;
-            if let Some(c) = t.get_mut(&spec.container_id) {
+            if let Some(c) = t.get_mut(&id) {
                 c.pgid = Some(pgid);
                 c.state = ContainerState::Running;
                 if let Some(status) = c.kill_status {
@@ -137,27 +159,53 @@ pub fn launch(table: &Table, env: &Env, spec: &StartContainer) -> Result<(), Str
                 }
             }
             drop(t);
-            tracing::info!("Container {} of user {} started (process group {pgid})", spec.container_id, spec.user);
+            tracing::info!("Container {id} of user {user} started (process group {pgid})");
             env.metrics.launched.inc();
-            reap(table.clone(), spec.container_id.clone(), child, env.metrics.clone());
+            reap(table.clone(), id, child, env.metrics.clone());
             Ok(())
         }
         Err(e) => {
-            tracing::warn!("Container {} failed to launch: {e}", spec.container_id);
+            tracing::warn!("Container {id} failed to launch: {e}");
             env.metrics.failed.inc();
             ctr.state = ContainerState::Complete;
             ctr.exit_status = -1;
             ctr.diagnostics = format!("Container launch failed: {e}");
-            t.insert(spec.container_id.clone(), ctr);
+            ctr.finish_time = now_ms();
+            t.insert(id, ctr);
             Ok(())
         }
     }
 }
 
-fn start_process(env: &Env, spec: &StartContainer, work: &Path, logs: &Path) -> Result<std::process::Child, String> {
+/// The container's credentials in its work dir, readable by its user only.
+fn write_token_file(work: &Path, credentials: Option<&[u8]>) -> Result<PathBuf, String> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = work.join(TOKEN_FILE);
+    let empty;
+    let bytes = match credentials {
+        Some(b) => b,
+        None => {
+            empty = Credentials::default().to_bytes();
+            &empty
+        }
+    };
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .and_then(|mut f| f.write_all(bytes))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path)
+}
+
+fn start_process(env: &Env, spec: &Launch, id: &str, work: &Path, logs: &Path) -> Result<std::process::Child, String> {
     std::fs::create_dir_all(work).map_err(|e| format!("{}: {e}", work.display()))?;
     std::fs::create_dir_all(logs).map_err(|e| format!("{}: {e}", logs.display()))?;
-    localize(work, &spec.launch.local_resources).map_err(|e| e.to_string())?;
+    localize(work, &spec.context.local_resources).map_err(|e| e.to_string())?;
+    let token_file = write_token_file(work, spec.credentials)?;
+    let user = spec.id.user.as_str();
     let mut vars: Vec<(String, String)> = Vec::new();
     // YARN's env whitelist: what the node's own environment passes through.
     for name in ["PATH", "HOME", "LANG", "JAVA_HOME", "HADOOP_HOME", "HADOOP_CONF_DIR", "TMPDIR"] {
@@ -166,24 +214,28 @@ fn start_process(env: &Env, spec: &StartContainer, work: &Path, logs: &Path) -> 
         }
     }
     let own = [
-        ("CONTAINER_ID", spec.container_id.clone()),
+        ("CONTAINER_ID", id.to_string()),
         ("NM_HOST", env.host.clone()),
         ("NM_PORT", env.port.to_string()),
         ("NM_HTTP_PORT", env.port.to_string()),
         ("LOG_DIRS", logs.display().to_string()),
         ("LOCAL_DIRS", env.local_dir.display().to_string()),
         ("PWD", work.display().to_string()),
-        ("USER", spec.user.clone()),
-        ("LOGNAME", spec.user.clone()),
-        ("HADOOP_TOKEN_FILE_LOCATION", String::new()),
-        ("LOCAL_USER_DIRS", env.local_dir.join("usercache").join(&spec.user).display().to_string()),
+        ("USER", user.to_string()),
+        ("LOGNAME", user.to_string()),
+        ("HADOOP_TOKEN_FILE_LOCATION", token_file.display().to_string()),
+        ("LOCAL_USER_DIRS", env.local_dir.join("usercache").join(user).display().to_string()),
     ];
-    vars.extend(own.into_iter().map(|(k, v)| (k.to_string(), v)));
-    for (k, v) in &spec.launch.environment {
+    vars.extend(own.iter().map(|(k, v)| (k.to_string(), v.clone())));
+    for (k, v) in &spec.context.environment {
+        // YARN's own variables are the node's to set, not the launch context's.
+        if own.iter().any(|(name, _)| name == k) {
+            continue;
+        }
         vars.retain(|(name, _)| name != k);
         vars.push((k.clone(), expand_markers(v, logs)));
     }
-    let command = spec.launch.commands.iter().map(|c| expand_markers(c, logs)).collect::<Vec<_>>().join(" ");
+    let command = spec.context.commands.iter().map(|c| expand_markers(c, logs)).collect::<Vec<_>>().join(" ");
     let mut script = String::from("#!/bin/bash\n");
     for (k, v) in &vars {
         if k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !k.is_empty() {
@@ -215,6 +267,7 @@ fn reap(table: Table, id: String, mut child: std::process::Child, metrics: Arc<N
         let Ok(mut t) = table.lock() else { return };
         let Some(c) = t.get_mut(&id) else { return };
         c.state = ContainerState::Complete;
+        c.finish_time = now_ms();
         let code = match status {
             Ok(s) => s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0)),
             Err(_) => -1,
@@ -292,7 +345,7 @@ mod tests {
     }
 
     #[test]
-    fn nothing_is_created_for_a_bad_user_or_container_id() {
+    fn nothing_is_created_for_a_bad_user() {
         let dir = std::env::temp_dir().join(format!("fairloom-launch-refused-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let env = Env {
@@ -304,22 +357,22 @@ mod tests {
             metrics: Arc::new(NmMetrics::default()),
         };
         let table: Table = Arc::new(Mutex::new(BTreeMap::new()));
-        let spec = |user: &str, id: &str| StartContainer {
-            container_id: id.to_string(),
-            user: user.to_string(),
-            resource: Res::new(1024, 1),
-            priority: 0,
-            token: String::new(),
-            launch: Default::default(),
-        };
-        for (user, id) in [
-            ("../../../x", "container_1_0001_01_000001"),
-            ("alice", "../container_1_0001_01_000001"),
-            ("alice", "container_1_0001_01_000001/../../x"),
-            ("alice", "container_01_0001_01_000001"),
-        ] {
-            let e = launch(&table, &env, &spec(user, id)).unwrap_err();
-            assert!(e.contains("Invalid user name") || e.contains("container id"), "{e}");
+        for user in ["../../../x", "a/b", "..", ""] {
+            let id = ContainerTokenId {
+                container: "container_1_0001_01_000001".parse().unwrap(),
+                node: "h:1".to_string(),
+                user: user.to_string(),
+                resource: Res::new(1024, 1),
+                expiry: 0,
+                key_id: 0,
+                rm_identifier: 0,
+                priority: 0,
+                creation_time: 0,
+                is_am: false,
+            };
+            let context = LaunchContext::default();
+            let e = launch(&table, &env, &Launch { id: &id, context: &context, credentials: None }).unwrap_err();
+            assert!(e.contains("Invalid user name"), "{e}");
         }
         assert!(!dir.exists(), "nothing was created");
         assert!(table.lock().unwrap().is_empty());

@@ -3,16 +3,21 @@
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{json, Value};
 
-use fairloom_protocol::node::{StartContainersRequest, StartContainersResponse, StopContainersRequest};
+use fairloom_protocol::node::{
+    ContainerStatusesResponse, StartContainersRequest, StartContainersResponse, StopContainersRequest,
+    StopContainersResponse,
+};
+use fairloom_protocol::token::NmTokenId;
 use fairloom_protocol::{exit, paths, ContainerState, RemoteException, RemoteExceptionBody};
 
-use crate::container::{self, Ctr};
+use crate::auth;
+use crate::container::{self, Ctr, Launch};
 use crate::Node;
 
 pub fn router(node: Node) -> Router {
@@ -24,6 +29,7 @@ pub fn router(node: Node) -> Router {
         .route("/ws/v1/node/apps", get(apps))
         .route(paths::START_CONTAINERS, post(start))
         .route(paths::STOP_CONTAINERS, post(stop))
+        .route(paths::CONTAINER_STATUSES, post(statuses))
         .route("/metrics", get(prometheus))
         .with_state(node)
 }
@@ -138,7 +144,35 @@ async fn apps(State(node): State<Node>) -> Response {
     json_response(StatusCode::OK, &v)
 }
 
-async fn start(State(node): State<Node>, body: Bytes) -> Response {
+/// The caller's NM token (YARN checks it before anything else): 403 without a valid one.
+fn caller(node: &Node, headers: &HeaderMap, what: &str) -> Result<NmTokenId, String> {
+    let header = headers.get(paths::NM_TOKEN_HEADER).and_then(|v| v.to_str().ok());
+    node.guard.nm_token(header).inspect_err(|why| tracing::warn!("refused {what}: {why}"))
+}
+
+fn token_error(message: String) -> Response {
+    let body = RemoteExceptionBody {
+        remote_exception: RemoteException {
+            exception: "InvalidToken".to_string(),
+            message,
+            java_class_name: "org.apache.hadoop.security.token.SecretManager$InvalidToken".to_string(),
+        },
+    };
+    json_response(StatusCode::FORBIDDEN, &body)
+}
+
+fn now_ms() -> i64 {
+    super::now_ms()
+}
+
+/// ContainerManagementProtocol.startContainers: with an NM token for this node, each
+/// container of the caller's application that has a good container token starts; the others
+/// are listed with why.
+async fn start(State(node): State<Node>, headers: HeaderMap, body: Bytes) -> Response {
+    let who = match caller(&node, &headers, "startContainers") {
+        Ok(w) => w,
+        Err(why) => return token_error(why),
+    };
     let req: StartContainersRequest = match serde_json::from_slice(&body) {
         Ok(r) => r,
         Err(e) => {
@@ -149,41 +183,92 @@ async fn start(State(node): State<Node>, body: Bytes) -> Response {
             )
         }
     };
-    let key = node.key.lock().ok().and_then(|k| k.clone());
     let mut out = StartContainersResponse { started: Vec::new(), failed: Vec::new() };
-    for s in &req.containers {
-        let valid = key
-            .as_ref()
-            .is_some_and(|k| k.check_container_token(&s.container_id, &node.id, &s.user, s.resource, &s.token));
-        if !valid {
-            tracing::warn!("refused to start container {}: invalid container token", s.container_id);
-            out.failed.push((
-                s.container_id.clone(),
-                format!("Unauthorized request to start container {}: invalid container token", s.container_id),
-            ));
-            continue;
-        }
+    for s in req.containers {
+        let now = now_ms();
+        let checked = node
+            .guard
+            .container_token(&s.token, now)
+            .and_then(|id| auth::may_start(&who, &id).map(|_| id))
+            .and_then(|id| node.guard.first_start(&id, now).map(|_| id));
+        let id = match checked {
+            Ok(id) => id,
+            Err(why) => {
+                let cid = s.id().map(|i| i.container.to_string()).unwrap_or_else(|_| "(unreadable token)".into());
+                tracing::warn!("refused to start {cid} for {}: {why}", who.attempt);
+                out.failed.push((cid, why));
+                continue;
+            }
+        };
+        let cid = id.container.to_string();
         // The blocking work (directories, links, archives, fork) stays off the async workers.
-        let (table, env, spec) = (node.table.clone(), node.env.clone(), s.clone());
-        let launched = tokio::task::spawn_blocking(move || container::launch(&table, &env, &spec)).await;
+        let (table, env) = (node.table.clone(), node.env.clone());
+        let launched = tokio::task::spawn_blocking(move || {
+            container::launch(
+                &table,
+                &env,
+                &Launch { id: &id, context: &s.launch, credentials: s.credentials.as_deref() },
+            )
+        })
+        .await;
         match launched {
-            Ok(Ok(())) => out.started.push(s.container_id.clone()),
-            Ok(Err(e)) => out.failed.push((s.container_id.clone(), e)),
-            Err(e) => out.failed.push((s.container_id.clone(), e.to_string())),
+            Ok(Ok(())) => out.started.push(cid),
+            Ok(Err(e)) => out.failed.push((cid, e)),
+            Err(e) => out.failed.push((cid, e.to_string())),
         }
     }
     let status = if out.started.is_empty() && !out.failed.is_empty() { StatusCode::FORBIDDEN } else { StatusCode::OK };
     json_response(status, &out)
 }
 
-async fn stop(State(node): State<Node>, body: Bytes) -> Response {
+/// The container ids of a stop or status body, each checked against the caller's
+/// application: (ids it may touch, refusals).
+fn owned(node: &Node, who: &NmTokenId, ids: &[String], stop: bool) -> (Vec<String>, Vec<(String, String)>) {
+    let mut mine = Vec::new();
+    let mut failed = Vec::new();
+    let table =
+        node.table.lock().map(|t| t.keys().cloned().collect::<std::collections::HashSet<_>>()).unwrap_or_default();
+    for id in ids {
+        let checked = id
+            .parse::<fairloom_model::ContainerId>()
+            .map_err(|e| e.to_string())
+            .and_then(|cid| auth::may_touch(who, cid, stop).map(|_| cid.to_string()))
+            .and_then(|cid| {
+                if table.contains(&cid) {
+                    Ok(cid)
+                } else {
+                    Err(format!("Container {cid} is not handled by this NodeManager"))
+                }
+            });
+        match checked {
+            Ok(cid) => mine.push(cid),
+            Err(why) => {
+                tracing::warn!(
+                    "refused {} {id} for {}: {why}",
+                    if stop { "to stop" } else { "the status of" },
+                    who.attempt
+                );
+                failed.push((id.clone(), why));
+            }
+        }
+    }
+    (mine, failed)
+}
+
+/// ContainerManagementProtocol.stopContainers: the caller's own containers only.
+async fn stop(State(node): State<Node>, headers: HeaderMap, body: Bytes) -> Response {
+    let who = match caller(&node, &headers, "stopContainers") {
+        Ok(w) => w,
+        Err(why) => return token_error(why),
+    };
     let req: StopContainersRequest = match serde_json::from_slice(&body) {
         Ok(r) => r,
         Err(e) => {
             return error(StatusCode::BAD_REQUEST, "BadRequestException", format!("malformed stopContainers body: {e}"))
         }
     };
-    for id in &req.container_ids {
+    let (mine, failed) = owned(&node, &who, &req.container_ids, true);
+    for id in &mine {
         container::kill(
             &node.table,
             id,
@@ -192,5 +277,30 @@ async fn stop(State(node): State<Node>, body: Bytes) -> Response {
             node.env.kill_delay,
         );
     }
-    json_response(StatusCode::OK, &json!({}))
+    json_response(StatusCode::OK, &StopContainersResponse { stopped: mine, failed })
+}
+
+/// ContainerManagementProtocol.getContainerStatuses: the caller's own containers only.
+async fn statuses(State(node): State<Node>, headers: HeaderMap, body: Bytes) -> Response {
+    let who = match caller(&node, &headers, "getContainerStatuses") {
+        Ok(w) => w,
+        Err(why) => return token_error(why),
+    };
+    let req: StopContainersRequest = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "BadRequestException",
+                format!("malformed getContainerStatuses body: {e}"),
+            )
+        }
+    };
+    let (mine, failed) = owned(&node, &who, &req.container_ids, false);
+    let statuses = node
+        .table
+        .lock()
+        .map(|t| mine.iter().filter_map(|id| t.get(id).map(Ctr::status)).collect())
+        .unwrap_or_default();
+    json_response(StatusCode::OK, &ContainerStatusesResponse { statuses, failed })
 }

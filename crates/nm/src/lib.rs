@@ -3,6 +3,7 @@
 //! asks for, kills on request, and serves YARN's `/ws/v1/node` REST. It owns processes and
 //! never decides scheduling.
 
+pub mod auth;
 pub mod container;
 mod http;
 pub mod localize;
@@ -19,10 +20,10 @@ use tokio::sync::watch;
 use fairloom_protocol::node::{
     NodeAction, NodeHeartbeatRequest, NodeHeartbeatResponse, RegisterNodeRequest, RegisterNodeResponse,
 };
-use fairloom_protocol::token::TokenKey;
 use fairloom_protocol::{paths, ContainerState, Res};
 
-use container::{Env, Table};
+use auth::{Guard, SharedGuard};
+use container::{Env, Launch, Table};
 
 #[derive(Debug, Clone)]
 pub struct NmConf {
@@ -56,8 +57,8 @@ pub struct Node {
     pub conf: NmConf,
     pub table: Table,
     pub env: Env,
-    /// The container-token key the RM gave at registration.
-    pub key: Arc<Mutex<Option<TokenKey>>>,
+    /// The RM's keys, the session, and what has been started: every door checks here.
+    pub guard: SharedGuard,
     pub started_on: i64,
 }
 
@@ -114,8 +115,10 @@ pub async fn start(conf: NmConf) -> Result<NmHandle, NmError> {
     for d in [&local_dir, &log_root] {
         std::fs::create_dir_all(d).map_err(|e| NmError::Dir(d.display().to_string(), e))?;
     }
+    let id = format!("{}:{}", http.ip(), http.port());
     let node = Node {
-        id: format!("{}:{}", http.ip(), http.port()),
+        guard: Arc::new(Guard::new(&id)),
+        id,
         http_address: http.to_string(),
         conf: conf.clone(),
         table: Arc::new(Mutex::new(Default::default())),
@@ -127,7 +130,6 @@ pub async fn start(conf: NmConf) -> Result<NmHandle, NmError> {
             kill_delay: Duration::from_millis(conf.kill_delay_ms),
             metrics: Arc::new(metrics::NmMetrics::default()),
         },
-        key: Arc::new(Mutex::new(None)),
         started_on: now_ms(),
     };
     let (shutdown, watcher) = watch::channel(false);
@@ -201,11 +203,8 @@ fn heartbeat_loop(node: Node, stop: watch::Receiver<bool>) {
             }
             match answer {
                 Ok(r) if r.action == NodeAction::Normal => {
-                    if let Ok(k) = TokenKey::from_hex(&r.container_token_key) {
-                        if let Ok(mut g) = node.key.lock() {
-                            *g = Some(k);
-                        }
-                    }
+                    node.guard.learn(r.container_token_master_key, r.nm_token_master_key);
+                    node.guard.keys.lock().unwrap_or_else(|p| p.into_inner()).session = r.session;
                     interval = Duration::from_millis(r.heartbeat_interval_ms.max(10));
                     registered = true;
                     response_id = 0;
@@ -223,12 +222,19 @@ fn heartbeat_loop(node: Node, stop: watch::Receiver<bool>) {
                 Err(_) => {}
             }
         } else {
+            let (session, container_key, nm_key) = {
+                let k = node.guard.keys.lock().unwrap_or_else(|p| p.into_inner());
+                (k.session.clone(), k.container.current_id(), k.nm.current_id())
+            };
             let req = NodeHeartbeatRequest {
                 node_id: node.id.clone(),
+                session,
                 response_id,
                 containers: statuses(&node.table),
                 healthy: true,
                 health_report: String::new(),
+                last_known_container_token_key_id: container_key,
+                last_known_nm_token_key_id: nm_key,
             };
             match post::<_, NodeHeartbeatResponse>(&agent, &format!("{base}{}", paths::NODE_HEARTBEAT), &req) {
                 Ok(r) => match r.action {
@@ -269,8 +275,9 @@ fn sleep_unless_stopped(stop: &watch::Receiver<bool>, total: Duration) {
     }
 }
 
-/// Act on a heartbeat response: forget acknowledged completions, kill, start.
+/// Act on a heartbeat response: take new keys, forget acknowledged completions, kill, start.
 fn apply(node: &Node, r: NodeHeartbeatResponse) {
+    node.guard.learn(r.container_token_master_key, r.nm_token_master_key);
     if let Ok(mut t) = node.table.lock() {
         for id in &r.acknowledged {
             if let Some(c) = t.get_mut(id) {
@@ -286,19 +293,20 @@ fn apply(node: &Node, r: NodeHeartbeatResponse) {
     for k in &r.kill {
         container::kill(&node.table, &k.container_id, k.exit_status, &k.diagnostics, node.env.kill_delay);
     }
+    // The RM's own starts (AM containers) need no NM token, but their container tokens
+    // are checked all the same.
     for s in &r.start {
-        let valid = node
-            .key
-            .lock()
-            .ok()
-            .and_then(|k| k.clone())
-            .is_some_and(|k| k.check_container_token(&s.container_id, &node.id, &s.user, s.resource, &s.token));
-        if valid {
-            if let Err(e) = container::launch(&node.table, &node.env, s) {
-                tracing::warn!("cannot start AM container {}: {e}", s.container_id);
+        let now = now_ms();
+        let checked =
+            node.guard.container_token(&s.token, now).and_then(|id| node.guard.first_start(&id, now).map(|_| id));
+        match checked {
+            Ok(id) => {
+                let spec = Launch { id: &id, context: &s.launch, credentials: s.credentials.as_deref() };
+                if let Err(e) = container::launch(&node.table, &node.env, &spec) {
+                    tracing::warn!("cannot start AM container {}: {e}", id.container);
+                }
             }
-        } else {
-            tracing::warn!("refused to start AM container {}: invalid container token", s.container_id);
+            Err(e) => tracing::warn!("refused to start an AM container: {e}"),
         }
     }
 }

@@ -2,12 +2,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::token::Token;
 use crate::{ContainerStatus, Res};
 
+/// Which attempt calls is what its AMRM token says, never a field of a request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RegisterAmRequest {
-    /// `appattempt_…`.
-    pub attempt_id: String,
     pub host: String,
     pub rpc_port: i32,
     pub tracking_url: String,
@@ -40,7 +40,6 @@ fn yes() -> bool {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AllocateRequest {
-    pub attempt_id: String,
     pub response_id: i64,
     pub asks: Vec<ResourceRequest>,
     pub releases: Vec<String>,
@@ -55,8 +54,17 @@ pub struct Container {
     pub node_http_address: String,
     pub resource: Res,
     pub priority: i32,
-    /// The container token to start it with on its node.
-    pub token: String,
+    /// The container token to start it with on its node (none for containers an AM learns
+    /// of again when it registers after an RM restart: it started them already).
+    pub token: Option<Token>,
+}
+
+/// An NM token for one node (YARN's NMToken): what an AM shows that node to start, stop or
+/// ask about its containers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NmToken {
+    pub node_id: String,
+    pub token: Token,
 }
 
 /// YARN's PreemptionMessage: containers the scheduler will take back unless they finish.
@@ -92,6 +100,12 @@ pub struct AllocateResponse {
     pub headroom: Res,
     pub updated_nodes: Vec<NodeReport>,
     pub num_cluster_nodes: u32,
+    /// NM tokens for nodes of new containers this attempt has none for (or whose key rolled).
+    #[serde(default)]
+    pub nm_tokens: Vec<NmToken>,
+    /// A new AMRM token, when the RM's AMRM master key is rolling: the AM uses it from now on.
+    #[serde(default)]
+    pub amrm_token: Option<Token>,
 }
 
 /// YARN's FinalApplicationStatus.
@@ -117,7 +131,6 @@ impl FinalStatus {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FinishAmRequest {
-    pub attempt_id: String,
     pub final_status: FinalStatus,
     pub diagnostics: String,
     pub tracking_url: String,

@@ -23,8 +23,12 @@ pub mod paths {
     /// On a NodeManager: ContainerManagementProtocol's startContainers / stopContainers.
     pub const START_CONTAINERS: &str = "/fairloom/v1/containers/start";
     pub const STOP_CONTAINERS: &str = "/fairloom/v1/containers/stop";
-    /// The header an AM proves itself with (YARN's AMRMToken).
+    pub const CONTAINER_STATUSES: &str = "/fairloom/v1/containers/status";
+    /// The header an AM proves itself with to the RM: its AMRM token
+    /// ([`crate::token::Token::to_header`]).
     pub const AMRM_TOKEN_HEADER: &str = "X-Fairloom-AMRM-Token";
+    /// The header an AM proves itself with to a NodeManager: its NM token for that node.
+    pub const NM_TOKEN_HEADER: &str = "X-Fairloom-NM-Token";
 }
 
 /// What the RM's and the NodeManagers' `/metrics` answer with: prometheus-client's text.
@@ -36,7 +40,8 @@ pub mod env {
     pub const RM_SCHEDULER_ADDRESS: &str = "FAIRLOOM_RM_SCHEDULER_ADDRESS";
     /// `host:port` of the RM's web address (REST).
     pub const RM_WEBAPP_ADDRESS: &str = "FAIRLOOM_RM_WEBAPP_ADDRESS";
-    pub const AMRM_TOKEN: &str = "FAIRLOOM_AMRM_TOKEN";
+    /// YARN's own: the container's credentials file (an AM's AMRM token is in it).
+    pub const TOKEN_FILE: &str = "HADOOP_TOKEN_FILE_LOCATION";
     /// YARN's own: the attempt's AM container id.
     pub const CONTAINER_ID: &str = "CONTAINER_ID";
     pub const APP_SUBMITTER_USER: &str = "APP_SUBMITTER";
@@ -113,6 +118,13 @@ pub struct ContainerStatus {
     pub resource: Res,
     #[serde(default)]
     pub priority: i32,
+    /// When the RM allocated it, from its container token (epoch ms; 0 when unknown): a
+    /// restarted RM counts its usage from there.
+    #[serde(default)]
+    pub creation_time: i64,
+    /// When it ended, as its node saw it (epoch ms; 0 while it runs).
+    #[serde(default)]
+    pub finish_time: i64,
 }
 
 /// The error body every fairloom endpoint answers with, in YARN's REST shape.

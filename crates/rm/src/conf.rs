@@ -29,6 +29,16 @@ pub mod keys {
     pub const CLUSTER_ID: &str = "yarn.resourcemanager.cluster-id";
     pub const FAIR_ALLOCATION_FILE: &str = "yarn.scheduler.fair.allocation.file";
     pub const HADOOP_TMP_DIR: &str = "hadoop.tmp.dir";
+    pub const AMRM_KEY_ROLLING_SECS: &str = "yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs";
+    pub const CONTAINER_KEY_ROLLING_SECS: &str =
+        "yarn.resourcemanager.container-tokens.master-key-rolling-interval-secs";
+    pub const NM_TOKEN_KEY_ROLLING_SECS: &str = "yarn.resourcemanager.nm-tokens.master-key-rolling-interval-secs";
+    /// How long a container token is good for, from its allocation.
+    pub const CONTAINER_EXPIRY_MS: &str = "yarn.resourcemanager.rm.container-allocation.expiry-interval-ms";
+    pub const NODES_INCLUDE: &str = "yarn.resourcemanager.nodes.include-path";
+    pub const NODES_EXCLUDE: &str = "yarn.resourcemanager.nodes.exclude-path";
+    pub const SIGNATURE_SECRET_FILE: &str = "hadoop.http.authentication.signature.secret.file";
+    pub const AUTH_TOKEN_VALIDITY_SECS: &str = "hadoop.http.authentication.token.validity";
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -79,6 +89,108 @@ pub struct RmConf {
     pub cluster_id: String,
     /// `yarn.acl.enable`, `yarn.admin.acl` and the static group mapping.
     pub access: AccessPolicy,
+    /// Master-key rolling intervals (ms) of AMRM, container and NM tokens.
+    pub amrm_key_rolling_ms: i64,
+    pub container_key_rolling_ms: i64,
+    pub nm_token_key_rolling_ms: i64,
+    pub container_expiry_ms: i64,
+    /// Which nodes may register (`nodes.include-path`, `exclude-path`), as read at start.
+    pub hosts: HostLists,
+    /// The web's `hadoop.auth` cookie secret: the file's bytes when one is configured, else
+    /// random and rolled every `auth_token_validity_ms`.
+    pub signature_secret: Option<Vec<u8>>,
+    pub auth_token_validity_ms: i64,
+}
+
+/// Hadoop's include and exclude host lists (`HostsFileReader`): names separated by
+/// whitespace, `#` to the end of the line a comment. An empty include list lets every host in.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostLists {
+    pub include_path: Option<PathBuf>,
+    pub exclude_path: Option<PathBuf>,
+    pub include: std::collections::BTreeSet<String>,
+    pub exclude: std::collections::BTreeSet<String>,
+}
+
+impl HostLists {
+    /// The lists `site` names, read now (what `refreshNodes` does again).
+    pub fn read(site: &Properties) -> Result<Self, ConfError> {
+        let path = |k: &str| site.get(k).map(|v| v.trim()).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let (include_path, exclude_path) = (path(keys::NODES_INCLUDE), path(keys::NODES_EXCLUDE));
+        Ok(Self {
+            include: include_path.as_deref().map(read_hosts).transpose()?.unwrap_or_default(),
+            exclude: exclude_path.as_deref().map(read_hosts).transpose()?.unwrap_or_default(),
+            include_path,
+            exclude_path,
+        })
+    }
+
+    /// The same files read again.
+    pub fn reread(&self) -> Result<Self, ConfError> {
+        let mut site = Properties::new();
+        for (k, p) in [(keys::NODES_INCLUDE, &self.include_path), (keys::NODES_EXCLUDE, &self.exclude_path)] {
+            if let Some(p) = p {
+                site.insert(k.to_string(), p.display().to_string());
+            }
+        }
+        Self::read(&site)
+    }
+
+    /// YARN's `NodesListManager.isValidNode`: by host name or its address, never the port.
+    pub fn allows(&self, host: &str, ip: Option<&str>) -> bool {
+        let listed =
+            |set: &std::collections::BTreeSet<String>| set.contains(host) || ip.is_some_and(|i| set.contains(i));
+        (self.include.is_empty() || listed(&self.include)) && !listed(&self.exclude)
+    }
+
+    /// In neither list while the include list names some hosts: YARN shuts such a node down
+    /// rather than decommissioning it.
+    pub fn untracked(&self, host: &str, ip: Option<&str>) -> bool {
+        let listed =
+            |set: &std::collections::BTreeSet<String>| set.contains(host) || ip.is_some_and(|i| set.contains(i));
+        !self.include.is_empty() && !listed(&self.include) && !listed(&self.exclude)
+    }
+}
+
+fn read_hosts(path: &Path) -> Result<std::collections::BTreeSet<String>, ConfError> {
+    let file = || path.display().to_string();
+    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("xml")) {
+        return Err(ConfError::File {
+            file: file(),
+            message: "not supported: the XML hosts file (graceful decommissioning); give host names one per line"
+                .to_string(),
+        });
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| ConfError::File { file: file(), message: e.to_string() })?;
+    Ok(text
+        .lines()
+        .flat_map(|line| line.split_whitespace().take_while(|w| !w.starts_with('#')))
+        .map(str::to_string)
+        .collect())
+}
+
+/// YARN refuses a rolling interval that does not leave two activation delays (an expiry and a
+/// half each) between rolls.
+fn rolling(site: &Properties, key: &str, expiry_key: &str, expiry_ms: i64) -> Result<i64, ConfError> {
+    let secs: i64 = number(site, key, 86_400)?;
+    let ms = secs.saturating_mul(1000);
+    if ms <= crate::secrets::activation_delay(expiry_ms).saturating_mul(2) {
+        return Err(bad(key, format!("{key} should be more than 3 X {expiry_key}")));
+    }
+    Ok(ms)
+}
+
+fn signature_secret(site: &Properties) -> Result<Option<Vec<u8>>, ConfError> {
+    let Some(path) = site.get(keys::SIGNATURE_SECRET_FILE).map(|p| p.trim()).filter(|p| !p.is_empty()) else {
+        return Ok(None);
+    };
+    let bytes = std::fs::read(path)
+        .map_err(|e| bad(keys::SIGNATURE_SECRET_FILE, format!("Could not read signature secret file: {path}: {e}")))?;
+    let secret: Vec<u8> = String::from_utf8_lossy(&bytes).trim().as_bytes().to_vec();
+    if secret.is_empty() {
+        return Err(bad(keys::SIGNATURE_SECRET_FILE, format!("No secret in signature secret file: {path}")));
+    }
+    Ok(Some(secret))
 }
 
 fn bad(key: &str, message: impl Into<String>) -> ConfError {
@@ -151,6 +263,12 @@ impl RmConf {
         if am_max_attempts == 0 {
             return Err(bad(keys::AM_MAX_ATTEMPTS, "must be at least 1"));
         }
+        let nm_expiry_ms = number(&site, keys::NM_EXPIRY_MS, 600_000)?;
+        let am_expiry_ms = number(&site, keys::AM_EXPIRY_MS, 600_000)?;
+        let validity_secs: i64 = number(&site, keys::AUTH_TOKEN_VALIDITY_SECS, 36_000)?;
+        if validity_secs <= 0 {
+            return Err(bad(keys::AUTH_TOKEN_VALIDITY_SECS, "must be a positive number of seconds"));
+        }
         Ok(Self {
             webapp: address(&site, keys::WEBAPP_ADDRESS, 8088)?,
             tracker: address(&site, keys::TRACKER_ADDRESS, 8031)?,
@@ -158,8 +276,20 @@ impl RmConf {
             scheduler,
             scheduler_file,
             nm_heartbeat_ms: number(&site, keys::NM_HEARTBEAT_MS, 1000)?,
-            nm_expiry_ms: number(&site, keys::NM_EXPIRY_MS, 600_000)?,
-            am_expiry_ms: number(&site, keys::AM_EXPIRY_MS, 600_000)?,
+            nm_expiry_ms,
+            am_expiry_ms,
+            amrm_key_rolling_ms: rolling(&site, keys::AMRM_KEY_ROLLING_SECS, keys::AM_EXPIRY_MS, am_expiry_ms)?,
+            container_key_rolling_ms: rolling(
+                &site,
+                keys::CONTAINER_KEY_ROLLING_SECS,
+                keys::NM_EXPIRY_MS,
+                nm_expiry_ms,
+            )?,
+            nm_token_key_rolling_ms: rolling(&site, keys::NM_TOKEN_KEY_ROLLING_SECS, keys::NM_EXPIRY_MS, nm_expiry_ms)?,
+            container_expiry_ms: number(&site, keys::CONTAINER_EXPIRY_MS, 600_000)?,
+            hosts: HostLists::read(&site)?,
+            signature_secret: signature_secret(&site)?,
+            auth_token_validity_ms: validity_secs.saturating_mul(1000),
             am_max_attempts,
             recovery: boolean(&site, keys::RECOVERY, false)?,
             state_dir,
@@ -198,6 +328,47 @@ mod tests {
         assert!(e.to_string().contains("unknown scheduler class 'x.Y'"), "{e}");
         let e = RmConf::from_site(site(&[(keys::AM_MAX_ATTEMPTS, "two")]), Path::new("/")).unwrap_err();
         assert!(e.to_string().contains(keys::AM_MAX_ATTEMPTS), "{e}");
+    }
+
+    #[test]
+    fn key_rolling_leaves_two_activation_delays() {
+        let e = RmConf::from_site(site(&[(keys::NM_TOKEN_KEY_ROLLING_SECS, "1800")]), Path::new("/")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("{0}: {0} should be more than 3 X {1}", keys::NM_TOKEN_KEY_ROLLING_SECS, keys::NM_EXPIRY_MS)
+        );
+        let ok = site(&[(keys::NM_EXPIRY_MS, "1000"), (keys::CONTAINER_KEY_ROLLING_SECS, "4")]);
+        assert_eq!(RmConf::from_site(ok, Path::new("/")).unwrap().container_key_rolling_ms, 4000);
+        let e = RmConf::from_site(
+            site(&[(keys::AM_EXPIRY_MS, "2000"), (keys::AMRM_KEY_ROLLING_SECS, "6")]),
+            Path::new("/"),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("should be more than 3 X yarn.am.liveness-monitor.expiry-interval-ms"), "{e}");
+    }
+
+    #[test]
+    fn host_lists_as_hadoop_reads_them() {
+        let dir = std::env::temp_dir().join(format!("fairloom-hosts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let inc = dir.join("include");
+        std::fs::write(&inc, "# the cluster\nnode1 node2\t10.0.0.3 # rack 2\n\n  node4\n").unwrap();
+        let exc = dir.join("exclude");
+        std::fs::write(&exc, "node2\n").unwrap();
+        let s = site(&[(keys::NODES_INCLUDE, inc.to_str().unwrap()), (keys::NODES_EXCLUDE, exc.to_str().unwrap())]);
+        let h = HostLists::read(&s).unwrap();
+        assert_eq!(h.include.iter().map(String::as_str).collect::<Vec<_>>(), ["10.0.0.3", "node1", "node2", "node4"]);
+        assert!(h.allows("node1", None));
+        assert!(!h.allows("node2", None), "excluded wins");
+        assert!(h.allows("n3.example", Some("10.0.0.3")), "by address");
+        assert!(!h.allows("node9", None));
+        assert!(h.untracked("node9", None) && !h.untracked("node2", None));
+        assert!(HostLists::default().allows("anything", None));
+        std::fs::write(&inc, "node9\n").unwrap();
+        assert!(h.reread().unwrap().allows("node9", None));
+        let missing = site(&[(keys::NODES_INCLUDE, "/no/such/file")]);
+        assert!(HostLists::read(&missing).unwrap_err().to_string().contains("/no/such/file"));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -60,8 +60,9 @@ pub fn cluster_metrics(core: &Core) -> Value {
         pending.add_assign(core.sched.app(s).pending);
     }
     let available = total.saturating_sub(allocated);
-    let active = core.nodes.values().filter(|n| n.state == NodeState::Running).count();
-    let lost = core.nodes.values().filter(|n| n.state == NodeState::Lost).count();
+    let nodes_in = |s: NodeState| core.nodes.values().filter(|n| n.state == s).count();
+    let (active, lost) = (nodes_in(NodeState::Running), nodes_in(NodeState::Lost));
+    let (decommissioned, shutdown) = (nodes_in(NodeState::Decommissioned), nodes_in(NodeState::Shutdown));
     let capacity = core.sched.kind() == "capacity";
     let total_mb = if capacity { available.memory() + allocated.memory() + reserved.memory() } else { total.memory() };
     let total_vc = if capacity { available.vcores() + allocated.vcores() + reserved.vcores() } else { total.vcores() };
@@ -88,14 +89,14 @@ pub fn cluster_metrics(core: &Core) -> Value {
         "totalVirtualCores": total_vc,
         "utilizedMBPercent": percent(allocated.memory(), total.memory()),
         "utilizedVirtualCoresPercent": percent(allocated.vcores(), total.vcores()),
-        "totalNodes": active + lost,
+        "totalNodes": active + lost + decommissioned + shutdown,
         "lostNodes": lost,
         "unhealthyNodes": 0,
         "decommissioningNodes": 0,
-        "decommissionedNodes": 0,
+        "decommissionedNodes": decommissioned,
         "rebootedNodes": 0,
         "activeNodes": active,
-        "shutdownNodes": 0,
+        "shutdownNodes": shutdown,
         "totalUsedResourcesAcrossPartition": resource(allocated),
         "totalClusterResourcesAcrossPartition": resource(total),
         "totalReservedResourcesAcrossPartition": resource(reserved),

@@ -13,6 +13,8 @@ pub enum Kind {
     Internal,
     /// An RPC-level refusal (InvalidResourceRequest, InvalidApplicationMasterRequest…): 400.
     Yarn(&'static str),
+    /// A token that is not one of ours, or of a key no longer good (Hadoop's InvalidToken): 403.
+    InvalidToken,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -41,11 +43,14 @@ impl RmError {
     pub fn yarn(exception: &'static str, message: impl Into<String>) -> Self {
         Self { kind: Kind::Yarn(exception), message: message.into() }
     }
+    pub fn invalid_token(message: impl Into<String>) -> Self {
+        Self { kind: Kind::InvalidToken, message: message.into() }
+    }
 
     pub fn status(&self) -> u16 {
         match self.kind {
             Kind::BadRequest | Kind::Yarn(_) => 400,
-            Kind::Forbidden | Kind::Unauthenticated => 403,
+            Kind::Forbidden | Kind::Unauthenticated | Kind::InvalidToken => 403,
             Kind::NotFound => 404,
             Kind::Internal => 500,
         }
@@ -63,6 +68,9 @@ impl RmError {
             Kind::NotFound => ("NotFoundException", "org.apache.hadoop.yarn.webapp.NotFoundException".to_string()),
             Kind::Internal => ("WebApplicationException", "javax.ws.rs.WebApplicationException".to_string()),
             Kind::Yarn(name) => (name, format!("org.apache.hadoop.yarn.exceptions.{name}")),
+            Kind::InvalidToken => {
+                ("InvalidToken", "org.apache.hadoop.security.token.SecretManager$InvalidToken".to_string())
+            }
         };
         RemoteExceptionBody {
             remote_exception: RemoteException {

@@ -12,6 +12,7 @@ pub mod explain;
 pub mod http;
 pub mod metrics;
 pub mod queues;
+pub mod secrets;
 pub mod service;
 pub mod store;
 pub mod submission;
@@ -22,8 +23,6 @@ use std::sync::{Arc, RwLock};
 
 use tokio::net::TcpListener;
 use tokio::sync::watch;
-
-use fairloom_protocol::token::TokenKey;
 
 use fairloom_scheduler::Scheduler;
 
@@ -40,8 +39,8 @@ pub enum StartError {
     Rm(#[from] error::RmError),
     #[error(transparent)]
     Store(#[from] store::StoreError),
-    #[error("cannot read random bytes for the token key: {0}")]
-    Random(std::io::Error),
+    #[error("cannot start the event loop: {0}")]
+    Thread(std::io::Error),
 }
 
 /// A running ResourceManager; dropping it does not stop it, [`RmHandle::stop`] does.
@@ -70,12 +69,22 @@ impl RmHandle {
     }
 }
 
-/// A fresh random key (YARN's master keys are made at start).
-pub fn random_key() -> Result<TokenKey, std::io::Error> {
-    use std::io::Read;
-    let mut bytes = vec![0u8; 32];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(TokenKey::new(bytes))
+/// `n` bytes from the system's randomness (getrandom(2), which waits only until the
+/// kernel's pool is first seeded at boot). Secrets come from nowhere else.
+pub fn random_bytes(n: usize) -> Vec<u8> {
+    let mut buf = vec![0u8; n];
+    let mut filled = 0;
+    while filled < n {
+        // SAFETY: getrandom writes at most `n - filled` bytes into the rest of `buf`.
+        let got = unsafe { libc::getrandom(buf[filled..].as_mut_ptr().cast(), n - filled, 0) };
+        if got > 0 {
+            filled += got as usize;
+        } else if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            // No randomness means no secret worth the name: nothing can go on safely.
+            panic!("getrandom failed: {}", std::io::Error::last_os_error());
+        }
+    }
+    buf
 }
 
 async fn bind(what: &'static str, addr: SocketAddr) -> Result<TcpListener, StartError> {
@@ -95,9 +104,14 @@ pub async fn start(mut conf: RmConf) -> Result<RmHandle, StartError> {
     conf.scheduler_address = local(&sched, "scheduler")?;
     let store: Box<dyn StateStore> =
         if conf.recovery { Box::new(RedbStore::open(&conf.state_dir)?) } else { Box::new(MemoryStore::default()) };
-    let key = random_key().map_err(StartError::Random)?;
     let (webapp, tracker_addr, scheduler_addr) = (conf.webapp, conf.tracker, conf.scheduler_address);
-    let core = Core::new(conf, store, key, wall_ms())?;
+    let web_secret = http::auth::WebSecret::new(
+        conf.signature_secret.clone(),
+        conf.auth_token_validity_ms,
+        Box::new(|| random_bytes(32)),
+        wall_ms(),
+    );
+    let core = Core::new(conf, store, Box::new(|| random_bytes(fairloom_protocol::token::KEY_BYTES)), wall_ms())?;
     tracing::info!(
         scheduler = core.sched.kind(),
         webapp = %webapp,
@@ -109,8 +123,6 @@ pub async fn start(mut conf: RmConf) -> Result<RmHandle, StartError> {
         epoch = core.epoch,
         "ResourceManager started"
     );
-    // A recovering RM keeps the stored key, so the web's cookies use the same one.
-    let key = core.key.clone();
     let shared = Arc::new(RwLock::new(Arc::new(Snapshot::of(&core, &Snapshot::default()))));
     let (tx, rx) = std::sync::mpsc::channel();
     let stop = Arc::new(AtomicBool::new(false));
@@ -121,8 +133,8 @@ pub async fn start(mut conf: RmConf) -> Result<RmHandle, StartError> {
     let loop_thread = std::thread::Builder::new()
         .name("rm-event-loop".to_string())
         .spawn(move || service::run(core, rx, loop_shared, loop_stop, loop_metrics))
-        .map_err(StartError::Random)?;
-    let ctx = http::Ctx { rm: LoopClient { tx, shared }, key, metrics };
+        .map_err(StartError::Thread)?;
+    let ctx = http::Ctx { rm: LoopClient { tx, shared }, web: Arc::new(web_secret), metrics };
     let (shutdown, watcher) = watch::channel(false);
     let mut servers = Vec::new();
     for (listener, router) in [

@@ -262,11 +262,16 @@ impl RmMetrics {
         last.queues = seen;
 
         let node_count = |s: NodeState| core.nodes.values().filter(|n| n.state == s).count() as i64;
-        for (state, n) in [("active", node_count(NodeState::Running)), ("lost", node_count(NodeState::Lost))] {
-            self.nodes.get_or_create(&StateLabel { state: state.into() }).set(n);
+        for (state, s) in [
+            ("active", NodeState::Running),
+            ("lost", NodeState::Lost),
+            ("decommissioned", NodeState::Decommissioned),
+            ("shutdown", NodeState::Shutdown),
+        ] {
+            self.nodes.get_or_create(&StateLabel { state: state.into() }).set(node_count(s));
         }
-        // fairloom has no health checker or decommissioning yet: YARN's other states are 0.
-        for state in ["unhealthy", "decommissioned", "decommissioning", "rebooted", "shutdown"] {
+        // fairloom has no health checker or graceful decommissioning yet: YARN's other states are 0.
+        for state in ["unhealthy", "decommissioning", "rebooted"] {
             self.nodes.get_or_create(&StateLabel { state: state.into() }).set(0);
         }
         let count = AppState::tally(&core.apps);

@@ -16,6 +16,7 @@ use fairloom_protocol::am::{
     AllocateRequest, AllocateResponse, FinishAmRequest, FinishAmResponse, RegisterAmRequest, RegisterAmResponse,
 };
 use fairloom_protocol::node::{NodeHeartbeatRequest, NodeHeartbeatResponse, RegisterNodeRequest, RegisterNodeResponse};
+use fairloom_protocol::token::{AmrmTokenId, Token};
 use fairloom_protocol::Res;
 use fairloom_scheduler::phases::PhaseClock;
 use fairloom_scheduler::Scheduler;
@@ -39,13 +40,17 @@ pub enum Command {
     Move(String, String, String, Reply<String>),
     /// App id, priority, caller.
     Priority(String, i32, String, Reply<i32>),
-    RegisterNode(RegisterNodeRequest, Reply<RegisterNodeResponse>),
+    /// The request, and the address its node's host name resolved to.
+    RegisterNode(RegisterNodeRequest, Option<String>, Reply<RegisterNodeResponse>),
+    /// `refreshNodes` by the caller: the host lists read again; the nodes that had to leave.
+    RefreshNodes(String, Reply<Vec<String>>),
     /// The answer comes with the request handed back: its strings (every container's id)
     /// are freed on the handler's thread, not the loop's.
     NodeHeartbeat(NodeHeartbeatRequest, Reply<(NodeHeartbeatResponse, NodeHeartbeatRequest)>),
-    RegisterAm(RegisterAmRequest, String, Reply<RegisterAmResponse>),
-    Allocate(AllocateRequest, String, Reply<Arc<AllocateResponse>>),
-    FinishAm(FinishAmRequest, String, Reply<FinishAmResponse>),
+    /// Each with the caller's AMRM token: which attempt calls is what it says.
+    RegisterAm(RegisterAmRequest, Token, Reply<RegisterAmResponse>),
+    Allocate(AllocateRequest, Token, Reply<Arc<AllocateResponse>>),
+    FinishAm(FinishAmRequest, Token, Reply<FinishAmResponse>),
     /// An application's live containers, for a reader (not in the snapshot: O(containers)).
     Containers(ApplicationId, Reply<Vec<ContainerRow>>),
     /// The applications a caller may not view (VIEW_APP), in id order: every one, or only
@@ -129,6 +134,9 @@ pub struct Snapshot {
     pub scheduler_kind: &'static str,
     /// `yarn.acl.enable`: readers then ask the loop what a caller may view.
     pub acl_enabled: bool,
+    /// Whether include or exclude host lists are in force (registrations then resolve the
+    /// node's host name, which the lists may name by address).
+    pub host_lists: bool,
 }
 
 /// `app` as readers see it. A finished application whose containers have not changed since
@@ -183,6 +191,7 @@ impl Snapshot {
             queues: Arc::new(queues::rows(core)),
             scheduler_kind: core.sched.kind(),
             acl_enabled: core.conf.access.enabled,
+            host_lists: !(core.conf.hosts.include.is_empty() && core.conf.hosts.exclude.is_empty()),
         }
     }
 
@@ -348,9 +357,12 @@ fn handle(core: &mut Core, cmd: Command, now: Millis, shared: &Shared) {
             publish_app_named(core, shared, &id);
             let _ = r.send(out);
         }
-        Command::RegisterNode(req, r) => {
-            let out = core.register_node(req, now);
+        Command::RegisterNode(req, ip, r) => {
+            let out = core.register_node(req, ip, now);
             let _ = r.send(out);
+        }
+        Command::RefreshNodes(caller, r) => {
+            let _ = r.send(refresh_nodes(core, &caller, now));
         }
         Command::NodeHeartbeat(req, r) => {
             let _ = r.send(core.node_heartbeat(&req, now).map(|out| (out, req)));
@@ -362,7 +374,7 @@ fn handle(core: &mut Core, cmd: Command, now: Millis, shared: &Shared) {
             let _ = r.send(core.allocate(req, &token, now));
         }
         Command::FinishAm(req, token, r) => {
-            let app = req.attempt_id.parse::<fairloom_model::ApplicationAttemptId>().ok().map(|a| a.application);
+            let app = token.identifier::<AmrmTokenId>().ok().map(|a| a.attempt.application);
             let out = core.finish_am(req, &token, now);
             if let Some(app) = app {
                 publish_app(core, shared, app);
@@ -381,6 +393,22 @@ fn handle(core: &mut Core, cmd: Command, now: Millis, shared: &Shared) {
             let _ = r.send(Ok(rows));
         }
     }
+}
+
+/// YARN's AdminService.refreshNodes: admins only (`yarn.admin.acl`, whether or not
+/// `yarn.acl.enable` is on). The two host files are read here, on the loop: they are small
+/// and this is a rare operator's call, as YARN reads them under its admin lock.
+fn refresh_nodes(core: &mut Core, caller: &str, now: Millis) -> Result<Vec<String>, RmError> {
+    if !core.conf.access.is_admin(caller) {
+        return Err(RmError::forbidden(format!("User {caller} doesn't have permission to call 'refreshNodes'")));
+    }
+    let hosts = core.conf.hosts.reread().map_err(|e| RmError::bad_request(e.to_string()))?;
+    tracing::info!(
+        "refreshNodes by {caller}: {} included, {} excluded hosts",
+        hosts.include.len(),
+        hosts.exclude.len()
+    );
+    Ok(core.refresh_nodes(hosts, now))
 }
 
 /// How handlers reach the loop.

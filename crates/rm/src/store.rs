@@ -8,6 +8,8 @@ use std::path::Path;
 use redb::{Database, ReadableTable, TableDefinition};
 use serde::{Deserialize, Serialize};
 
+use fairloom_protocol::token::MasterKey;
+
 use crate::submission::Submission;
 
 #[derive(Debug, thiserror::Error)]
@@ -58,9 +60,9 @@ pub struct AppRecord {
 pub struct Recovered {
     /// Incremented at every start; container ids made after a restart carry it.
     pub epoch: u32,
-    /// The key tokens are signed with: AMs and running containers keep their tokens across
-    /// a restart (YARN stores its AMRMToken master key likewise).
-    pub key: Option<Vec<u8>>,
+    /// The AMRM token master keys (current, and next while one rolls): AMs keep their
+    /// tokens across a restart, as YARN's `AMRMTokenSecretManagerState` lets them.
+    pub amrm_keys: Option<(MasterKey, Option<MasterKey>)>,
     pub apps: BTreeMap<String, AppRecord>,
 }
 
@@ -68,7 +70,7 @@ pub trait StateStore: Send {
     fn name(&self) -> &'static str;
     fn load(&self) -> Result<Recovered, StoreError>;
     fn set_epoch(&mut self, epoch: u32) -> Result<(), StoreError>;
-    fn set_key(&mut self, key: &[u8]) -> Result<(), StoreError>;
+    fn set_amrm_keys(&mut self, current: &MasterKey, next: Option<&MasterKey>) -> Result<(), StoreError>;
     fn put_app(&mut self, app: &AppRecord) -> Result<(), StoreError>;
     fn remove_app(&mut self, id: &str) -> Result<(), StoreError>;
 }
@@ -90,8 +92,8 @@ impl StateStore for MemoryStore {
         self.state.epoch = epoch;
         Ok(())
     }
-    fn set_key(&mut self, key: &[u8]) -> Result<(), StoreError> {
-        self.state.key = Some(key.to_vec());
+    fn set_amrm_keys(&mut self, current: &MasterKey, next: Option<&MasterKey>) -> Result<(), StoreError> {
+        self.state.amrm_keys = Some((current.clone(), next.cloned()));
         Ok(())
     }
     fn put_app(&mut self, app: &AppRecord) -> Result<(), StoreError> {
@@ -107,6 +109,7 @@ impl StateStore for MemoryStore {
 const APPS: TableDefinition<&str, &[u8]> = TableDefinition::new("apps");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 const SECRETS: TableDefinition<&str, &[u8]> = TableDefinition::new("secrets");
+const AMRM_KEYS: &str = "amrm-master-keys";
 
 /// An embedded store in one redb file: each write is a committed transaction, so a record
 /// is on disk before the RM acts on it.
@@ -119,6 +122,10 @@ impl RedbStore {
         std::fs::create_dir_all(dir).map_err(|e| err("open")(format!("{}: {e}", dir.display())))?;
         let path = dir.join("fairloom-rmstore.redb");
         let db = Database::create(&path).map_err(|e| err("open")(format!("{}: {e}", path.display())))?;
+        // It holds the AMRM master keys: readable by the RM's user only.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| err("open")(format!("{}: {e}", path.display())))?;
         let store = Self { db };
         // Create the tables so a first load finds them.
         let tx = store.db.begin_write().map_err(|e| err("open")(e.to_string()))?;
@@ -151,7 +158,10 @@ impl StateStore for RedbStore {
         let meta = tx.open_table(META).map_err(|x| e(x.to_string()))?;
         let epoch = meta.get("epoch").map_err(|x| e(x.to_string()))?.map(|v| v.value()).unwrap_or(0) as u32;
         let secrets = tx.open_table(SECRETS).map_err(|x| e(x.to_string()))?;
-        let key = secrets.get("master-key").map_err(|x| e(x.to_string()))?.map(|v| v.value().to_vec());
+        let amrm_keys = match secrets.get(AMRM_KEYS).map_err(|x| e(x.to_string()))? {
+            Some(v) => Some(serde_json::from_slice(v.value()).map_err(|x| e(format!("{AMRM_KEYS}: {x}")))?),
+            None => None,
+        };
         let table = tx.open_table(APPS).map_err(|x| e(x.to_string()))?;
         let mut apps = BTreeMap::new();
         for row in table.iter().map_err(|x| e(x.to_string()))? {
@@ -160,7 +170,7 @@ impl StateStore for RedbStore {
                 serde_json::from_slice(v.value()).map_err(|x| e(format!("application {}: {x}", k.value())))?;
             apps.insert(k.value().to_string(), record);
         }
-        Ok(Recovered { epoch, key, apps })
+        Ok(Recovered { epoch, amrm_keys, apps })
     }
 
     fn set_epoch(&mut self, epoch: u32) -> Result<(), StoreError> {
@@ -171,10 +181,11 @@ impl StateStore for RedbStore {
         })
     }
 
-    fn set_key(&mut self, key: &[u8]) -> Result<(), StoreError> {
-        self.write("key", |tx| {
+    fn set_amrm_keys(&mut self, current: &MasterKey, next: Option<&MasterKey>) -> Result<(), StoreError> {
+        let bytes = serde_json::to_vec(&(current, next)).map_err(|e| err("keys")(e.to_string()))?;
+        self.write("keys", |tx| {
             let mut t = tx.open_table(SECRETS).map_err(|e| e.to_string())?;
-            t.insert("master-key", key).map_err(|e| e.to_string())?;
+            t.insert(AMRM_KEYS, bytes.as_slice()).map_err(|e| e.to_string())?;
             Ok(())
         })
     }
@@ -226,7 +237,7 @@ mod tests {
             let mut s = RedbStore::open(&dir).unwrap();
             assert_eq!(s.load().unwrap(), Recovered::default());
             s.set_epoch(3).unwrap();
-            s.set_key(b"secret").unwrap();
+            s.set_amrm_keys(&MasterKey::new(7, b"secret".to_vec()), None).unwrap();
             s.put_app(&record("application_1_0001")).unwrap();
             s.put_app(&record("application_1_0002")).unwrap();
             s.remove_app("application_1_0001").unwrap();
@@ -234,7 +245,10 @@ mod tests {
         let s = RedbStore::open(&dir).unwrap();
         let r = s.load().unwrap();
         assert_eq!(r.epoch, 3);
-        assert_eq!(r.key.as_deref(), Some(&b"secret"[..]));
+        assert_eq!(r.amrm_keys, Some((MasterKey::new(7, b"secret".to_vec()), None)));
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.join("fairloom-rmstore.redb")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "the store holds keys: its user's only");
         assert_eq!(r.apps.keys().collect::<Vec<_>>(), vec!["application_1_0002"]);
         assert_eq!(r.apps["application_1_0002"], record("application_1_0002"));
         let _ = std::fs::remove_dir_all(&dir);

@@ -39,13 +39,16 @@ fn status(container_id: &str, state: ContainerState, priority: i32) -> Container
         diagnostics: String::new(),
         resource: Res::new(1024, 1),
         priority,
+        creation_time: 0,
+        finish_time: 0,
     }
 }
 
 #[test]
 fn an_attempts_containers_and_its_node_are_shown_as_the_core_has_them() {
     let (rm, id) = one_app("views");
-    let started: Vec<String> = rm.heartbeat_until_started("n1:1").into_iter().map(|c| c.container_id).collect();
+    let started: Vec<String> =
+        rm.heartbeat_until_started("n1:1").into_iter().map(|c| c.id().unwrap().container.to_string()).collect();
     assert_eq!(started.len(), 1, "the AM container is started on the node");
     let am = &started[0];
 
@@ -152,7 +155,7 @@ fn an_accepted_apps_diagnostics_follow_its_am_until_it_registers() {
         "ACCEPTED",
         "Scheduler has assigned a container for AM, waiting for AM container to be launched",
     );
-    let running = status(&am.container_id, ContainerState::Running, 0);
+    let running = status(&am.id().unwrap().container.to_string(), ContainerState::Running, 0);
     rm.heartbeat_reporting("n1:1", 100, vec![running]);
     await_app(&rm, &id, "ACCEPTED", "AM container is launched, waiting for AM container to Register with RM");
     rm.register_am(&id, &am);
@@ -196,7 +199,11 @@ fn a_finished_container_a_node_registers_with_again_is_reported_to_the_am_once()
     // The scheduler's update places the ask a tick after the allocate: heartbeat until it has.
     let mut task = None;
     for response_id in 1..50 {
-        rm.heartbeat_reporting("n1:1", response_id, vec![status(&am.container_id, ContainerState::Running, 1)]);
+        rm.heartbeat_reporting(
+            "n1:1",
+            response_id,
+            vec![status(&am.id().unwrap().container.to_string(), ContainerState::Running, 1)],
+        );
         rm.heartbeat_reporting("n2:1", response_id, Vec::new());
         rid += 1;
         let out = allocate(&rm, &token, &attempt, rid, json!([]));

@@ -41,6 +41,8 @@ pub struct Cluster {
     pub conf: PathBuf,
     pub web: String,
     pub tracker: String,
+    /// The AM protocol's address.
+    pub sched: String,
 }
 
 pub fn write_conf(dir: &Path, extra: &[(&str, &str)], allocations: Option<&str>) -> Cluster {
@@ -82,24 +84,23 @@ pub fn write_conf(dir: &Path, extra: &[(&str, &str)], allocations: Option<&str>)
     if let Some(a) = allocations {
         std::fs::write(conf.join("fair-scheduler.xml"), a).unwrap();
     }
-    Cluster { conf, web, tracker }
+    Cluster { conf, web, tracker, sched }
 }
 
-/// A child process, killed (SIGTERM, then SIGKILL) when dropped.
+/// A child process, killed (SIGTERM, then SIGKILL) when dropped. Its stderr (the daemons'
+/// logs) is kept and printed only if the test fails, so a passing run stays quiet.
 pub struct Proc {
     pub child: Child,
     pub lines: mpsc::Receiver<String>,
     pub seen: Vec<String>,
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    name: String,
 }
 
 impl Proc {
     pub fn spawn(args: &[&str]) -> Self {
-        let mut child = Command::new(BIN)
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start fairloom");
+        let mut child =
+            Command::new(BIN).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start fairloom");
         let out = child.stdout.take().unwrap();
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
@@ -109,7 +110,20 @@ impl Proc {
                 }
             }
         });
-        Self { child, lines: rx, seen: Vec::new() }
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let err = child.stderr.take().unwrap();
+        let keep = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                keep.lock().unwrap().push(line);
+            }
+        });
+        Self { child, lines: rx, seen: Vec::new(), log, name: args.first().copied().unwrap_or("").to_string() }
+    }
+
+    /// What the process wrote to stderr so far.
+    pub fn stderr(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
     }
 
     /// Wait (bounded) for an output line containing `text`.
@@ -179,6 +193,12 @@ extern "C" {
 impl Drop for Proc {
     fn drop(&mut self) {
         self.terminate();
+        if std::thread::panicking() {
+            std::thread::sleep(Duration::from_millis(50));
+            for line in self.log.lock().unwrap().iter() {
+                eprintln!("[{} {}] {line}", self.name, self.child.id());
+            }
+        }
     }
 }
 

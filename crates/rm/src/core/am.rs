@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use fairloom_model::{ApplicationId, Millis, Resource, ANY};
 use fairloom_protocol::am::{
-    AllocateRequest, AllocateResponse, AmCommand, Container, FinishAmRequest, FinishAmResponse, PreemptionMessage,
-    RegisterAmRequest, RegisterAmResponse,
+    AllocateRequest, AllocateResponse, AmCommand, Container, FinishAmRequest, FinishAmResponse, NmToken,
+    PreemptionMessage, RegisterAmRequest, RegisterAmResponse,
 };
+use fairloom_protocol::token::Token;
 use fairloom_protocol::{exit, ContainerState, ContainerStatus, Res};
 use fairloom_scheduler::{Ask, Scheduler};
 
@@ -34,6 +35,7 @@ impl AmState {
 }
 
 const NOT_REGISTERED: &str = "ApplicationMasterNotRegisteredException";
+pub const ATTEMPT_NOT_FOUND: &str = "ApplicationAttemptNotFoundException";
 const INVALID_AM_REQUEST: &str = "InvalidApplicationMasterRequestException";
 
 impl Core {
@@ -48,40 +50,37 @@ impl Core {
         }
     }
 
-    /// The live attempt `attempt_id` names, checked against its AMRM token.
-    fn live_attempt(&self, attempt_id: &str, token: &str) -> Result<ApplicationId, RmError> {
-        let (app_id, number) = self
-            .parse_attempt(attempt_id)
-            .ok_or_else(|| RmError::bad_request(format!("Invalid ApplicationAttemptId: {attempt_id}")))?;
-        if !self.key.check_am_token(attempt_id, token) {
-            return Err(RmError::yarn("InvalidToken", format!("Invalid AMRMToken from {attempt_id}")));
-        }
-        let app = self.apps.get(&app_id).ok_or_else(|| {
+    /// The live attempt an AMRM token speaks for, and the id of the key that made the token.
+    fn live_attempt(&self, token: &Token) -> Result<(ApplicationId, i32), RmError> {
+        let id = self.check_amrm(token)?;
+        let attempt = id.attempt;
+        // YARN's ApplicationMasterService forgets an attempt once it ends; AMRMClientAsync
+        // takes this exception as the order to shut down.
+        let gone = |why: String| {
             RmError::yarn(
-                "ApplicationAttemptNotFoundException",
-                format!("Application attempt {attempt_id} doesn't exist in ApplicationMasterService cache."),
+                ATTEMPT_NOT_FOUND,
+                format!("Application attempt {attempt} doesn't exist in ApplicationMasterService cache. {why}"),
             )
-        })?;
-        let current = app.attempt().map(|a| a.number) == Some(number);
+        };
+        let app = self.apps.get(&attempt.application).ok_or_else(|| gone("Its application is gone.".to_string()))?;
+        let current = app.attempt().map(|a| a.number) == Some(attempt.attempt);
         if !current || app.attempt().is_some_and(|a| a.state.is_final()) || app.state.is_final() {
-            return Err(RmError::yarn(
-                "ApplicationAttemptNotFoundException",
-                format!(
-                    "Application attempt {attempt_id} is not the running attempt of {app_id} (it is {})",
-                    app.state.name()
-                ),
-            ));
+            let now_at = app.attempt().map_or(0, |a| a.number);
+            return Err(gone(format!(
+                "The attempt is over: its application is {} at attempt {now_at}.",
+                app.state.name()
+            )));
         }
-        Ok(app_id)
+        Ok((app.id, id.key_id))
     }
 
     pub fn register_am(
         &mut self,
         req: RegisterAmRequest,
-        token: &str,
+        token: &Token,
         now: Millis,
     ) -> Result<RegisterAmResponse, RmError> {
-        let app_id = self.live_attempt(&req.attempt_id, token)?;
+        let (app_id, _) = self.live_attempt(token)?;
         let max = self.max_allocation();
         // Containers of this attempt the RM knows (after a restart: taken back from nodes).
         let known: Vec<Container> = self
@@ -94,12 +93,13 @@ impl Core {
                 node_http_address: self.nodes.get(&c.node).map(|n| n.names.http.clone()).unwrap_or_default(),
                 resource: c.resource,
                 priority: c.priority,
-                token: String::new(),
+                token: None,
             })
             .collect();
         let app = self.apps.get_mut(&app_id).expect("live");
         let queue = app.queue.clone();
         let changes = self.node_changes.len();
+        let attempt = app.attempt_id(app.attempt().map_or(0, |a| a.number));
         let a = app.attempt_mut().expect("live");
         if a.registered {
             return Err(RmError::yarn(
@@ -120,7 +120,7 @@ impl Core {
         // YARN resets the AM launch diagnostics once the AM registers.
         app.diagnostics.clear();
         self.persist(app_id)?;
-        tracing::info!("{} RUNNING: the AM registered", req.attempt_id);
+        tracing::info!("{attempt} RUNNING: the AM registered");
         Ok(RegisterAmResponse { maximum_capability: max, queue, containers_from_previous_attempts: known })
     }
 
@@ -129,12 +129,13 @@ impl Core {
     pub fn allocate(
         &mut self,
         req: AllocateRequest,
-        token: &str,
+        token: &Token,
         now: Millis,
     ) -> Result<Arc<AllocateResponse>, RmError> {
-        let app_id = self.live_attempt(&req.attempt_id, token)?;
+        let (app_id, held_key) = self.live_attempt(token)?;
         let app = self.apps.get(&app_id).expect("live");
         let a = app.attempt().expect("live");
+        let attempt_id = app.attempt_id(a.number);
         if !a.registered {
             // After an RM restart: YARN's ApplicationMasterNotRegisteredException makes the
             // AM register again and send every outstanding ask.
@@ -148,7 +149,7 @@ impl Core {
         if req.response_id != a.response_id {
             return Err(RmError::yarn(
                 INVALID_AM_REQUEST,
-                format!("Invalid responseId in AllocateRequest from application attempt: {}, expect responseId to be {}, but get {}", req.attempt_id, a.response_id, req.response_id),
+                format!("Invalid responseId in AllocateRequest from application attempt: {attempt_id}, expect responseId to be {}, but get {}", a.response_id, req.response_id),
             ));
         }
         let max = self.max_allocation();
@@ -197,6 +198,8 @@ impl Core {
                 diagnostics: "Container released by application".to_string(),
                 resource: c.resource,
                 priority: c.priority,
+                creation_time: c.allocated_at,
+                finish_time: now,
             });
         }
         // Containers the scheduler marked for preemption and not yet killed. The scheduler
@@ -216,10 +219,23 @@ impl Core {
         let changes = self.node_changes.len();
         let seen = self.apps[&app_id].attempt().map_or(changes, |a| a.node_changes_seen.min(changes));
         let updated_nodes = self.node_changes[seen..].to_vec();
+        let amrm_token = self.rolled_amrm_token(attempt_id, held_key);
+        let app = self.apps.get(&app_id).expect("live");
+        let a = app.attempt().expect("live");
+        // An NM token for each node of a new container that the attempt holds none for.
+        let mut fresh: Vec<&str> = a.new_allocated.iter().map(|c| c.node_id.as_str()).collect();
+        fresh.sort_unstable();
+        fresh.dedup();
+        fresh.retain(|n| !a.nm_tokens_sent.contains(*n));
+        let nm_tokens: Vec<NmToken> = fresh
+            .into_iter()
+            .map(|n| NmToken { node_id: n.to_string(), token: self.nm_token(attempt_id, n, &app.user) })
+            .collect();
         let app = self.apps.get_mut(&app_id).expect("live");
         app.progress = req.progress.clamp(0.0, 1.0);
         let a = app.attempt_mut().expect("live");
         a.last_heartbeat = now;
+        a.nm_tokens_sent.extend(nm_tokens.iter().map(|t| t.node_id.clone()));
         let mut completed = std::mem::take(&mut a.new_completed);
         completed.extend(released);
         let response = Arc::new(AllocateResponse {
@@ -232,6 +248,8 @@ impl Core {
             headroom,
             updated_nodes,
             num_cluster_nodes: num_nodes,
+            nm_tokens,
+            amrm_token,
         });
         a.node_changes_seen = changes;
         a.response_id += 1;
@@ -254,18 +272,20 @@ impl Core {
         res_of(h)
     }
 
-    pub fn finish_am(&mut self, req: FinishAmRequest, token: &str, now: Millis) -> Result<FinishAmResponse, RmError> {
-        let app_id = self.live_attempt(&req.attempt_id, token)?;
-        if !self.apps[&app_id].attempt().is_some_and(|a| a.registered) {
+    pub fn finish_am(&mut self, req: FinishAmRequest, token: &Token, now: Millis) -> Result<FinishAmResponse, RmError> {
+        let (app_id, _) = self.live_attempt(token)?;
+        let app = &self.apps[&app_id];
+        let attempt = app.attempt_id(app.attempt().map_or(0, |a| a.number));
+        if !app.attempt().is_some_and(|a| a.registered) {
             return Err(RmError::yarn(
                 NOT_REGISTERED,
-                format!("Application Master is trying to unregister before registering for: {}", req.attempt_id),
+                format!("Application Master is trying to unregister before registering for: {attempt}"),
             ));
         }
         if let Some(a) = self.apps.get_mut(&app_id).and_then(|a| a.attempt_mut()) {
             a.tracking_url = req.tracking_url.clone();
         }
-        tracing::info!("{} unregistered with final status {}", req.attempt_id, req.final_status.name());
+        tracing::info!("{attempt} unregistered with final status {}", req.final_status.name());
         self.finish_app(app_id, req.final_status, req.diagnostics, now);
         Ok(FinishAmResponse { unregistered: true })
     }
@@ -300,5 +320,7 @@ fn resync_response() -> AllocateResponse {
         headroom: Res::default(),
         updated_nodes: Vec::new(),
         num_cluster_nodes: 0,
+        nm_tokens: Vec::new(),
+        amrm_token: None,
     }
 }

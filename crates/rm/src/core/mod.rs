@@ -9,6 +9,7 @@ mod containers;
 mod node_table;
 mod nodes;
 mod recovery;
+mod tokens;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -18,19 +19,21 @@ use fairloom_config::{parse_allocation_file, parse_capacity_xml};
 use fairloom_model::{ApplicationAttemptId, ApplicationId, Millis, Resource};
 use fairloom_protocol::am::{AllocateResponse, Container, FinalStatus, NodeReport};
 use fairloom_protocol::node::{KillContainer, StartContainer};
-use fairloom_protocol::token::TokenKey;
 use fairloom_protocol::{ContainerStatus, Res};
 use fairloom_scheduler::capacity::{CapacityScheduler, CapacitySetup};
 use fairloom_scheduler::{AnyScheduler, AppId, ContainerId, FairScheduler, NodeId, Scheduler};
 
 use crate::conf::{RmConf, SchedulerKind};
 use crate::error::RmError;
+use crate::secrets::{activation_delay, KeyGen, RollingKey};
 use crate::store::StateStore;
 use crate::submission::Submission;
 
 pub use apps::KillOutcome;
 pub use containers::LiveContainers;
 pub use node_table::NodeTable;
+pub use nodes::{MAX_NODE_MEMORY_MB, MAX_NODE_VCORES};
+pub use tokens::Keys;
 
 /// YARN's RMAppState.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -151,6 +154,9 @@ pub struct Attempt {
     /// How far into the node-change log the AM has been told.
     pub node_changes_seen: usize,
     pub tracking_url: String,
+    /// Nodes this attempt holds an NM token for (YARN sends one per node, again once the
+    /// NM token key rolls or the node registers anew).
+    pub nm_tokens_sent: HashSet<String>,
 }
 
 impl Attempt {
@@ -172,6 +178,7 @@ impl Attempt {
             new_completed: Vec::new(),
             node_changes_seen: 0,
             tracking_url: String::new(),
+            nm_tokens_sent: HashSet::new(),
         }
     }
 }
@@ -257,14 +264,23 @@ pub struct RmContainer {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NodeState {
     Running,
+    /// Silent past the NM expiry.
     Lost,
+    /// Excluded by `refreshNodes` (the include and exclude lists).
+    Decommissioned,
+    /// Stopped and said so, or excluded while in neither list.
+    Shutdown,
 }
 
 impl NodeState {
+    pub const ALL: [NodeState; 4] = [Self::Running, Self::Lost, Self::Decommissioned, Self::Shutdown];
+
     pub fn name(self) -> &'static str {
         match self {
             Self::Running => "RUNNING",
             Self::Lost => "LOST",
+            Self::Decommissioned => "DECOMMISSIONED",
+            Self::Shutdown => "SHUTDOWN",
         }
     }
 }
@@ -291,6 +307,10 @@ pub struct RmNode {
     pub to_start: Vec<StartContainer>,
     pub to_kill: Vec<KillContainer>,
     pub health_report: String,
+    /// What this registration answered as its session: heartbeats must carry it.
+    pub session: String,
+    /// The address its host name resolved to at registration (the host lists match it too).
+    pub ip: Option<String>,
 }
 
 /// The ResourceManager's whole state.
@@ -298,7 +318,10 @@ pub struct Core {
     pub conf: RmConf,
     pub sched: AnyScheduler,
     pub store: Box<dyn StateStore>,
-    pub key: TokenKey,
+    /// The master keys of AMRM, container and NM tokens.
+    pub keys: Keys,
+    /// Where new keys and node sessions come from.
+    keygen: KeyGen,
     /// The RM's start time: new application ids carry it.
     pub cluster_ts: Millis,
     pub epoch: u32,
@@ -322,6 +345,7 @@ pub struct Core {
     decisions: Vec<fairloom_scheduler::Decision>,
     pub started_on: Millis,
     max_allocation: Res,
+    min_allocation: Res,
     /// The loop's latest `now` (for elapsed times in views).
     pub now: Millis,
     /// YARN's cumulative QueueMetrics counters, by leaf queue (since this RM started).
@@ -383,27 +407,37 @@ pub fn resource_of(r: Res) -> Resource {
 }
 
 impl Core {
-    /// A fresh RM, or one recovering `store`'s applications when recovery is on.
-    pub fn new(conf: RmConf, mut store: Box<dyn StateStore>, key: TokenKey, now: Millis) -> Result<Self, RmError> {
+    /// A fresh RM, or one recovering `store`'s applications when recovery is on. New keys
+    /// and sessions come from `keygen`.
+    pub fn new(conf: RmConf, mut store: Box<dyn StateStore>, mut keygen: KeyGen, now: Millis) -> Result<Self, RmError> {
         let sched = build_scheduler(&conf)?;
-        let max_allocation = SchedulerProperties::from_properties(&conf.site, &[])
-            .map(|p| res_of(p.maximum_allocation))
-            .unwrap_or(Res::new(8192, 4));
+        let props = SchedulerProperties::from_properties(&conf.site, &[]).ok();
+        let max_allocation = props.as_ref().map(|p| res_of(p.maximum_allocation)).unwrap_or(Res::new(8192, 4));
+        let min_allocation = props.as_ref().map(|p| res_of(p.minimum_allocation)).unwrap_or(Res::new(1024, 1));
         let recovered = store.load()?;
         let epoch = recovered.epoch + 1;
         store.set_epoch(epoch)?;
-        let key = match (&recovered.key, conf.recovery) {
-            (Some(bytes), true) => TokenKey::new(bytes.clone()),
-            _ => {
-                store.set_key(key.bytes())?;
-                key
-            }
+        let amrm = match (&recovered.amrm_keys, conf.recovery) {
+            (Some((current, next)), true) => Some(RollingKey::restore(
+                current.clone(),
+                next.clone(),
+                conf.amrm_key_rolling_ms,
+                activation_delay(conf.am_expiry_ms),
+                now,
+            )),
+            _ => None,
         };
+        let stored = amrm.is_some();
+        let keys = Keys::new(&conf, amrm, &mut keygen, now);
+        if !stored {
+            store.set_amrm_keys(keys.amrm.current(), None)?;
+        }
         let mut core = Self {
             conf,
             sched,
             store,
-            key,
+            keys,
+            keygen,
             cluster_ts: now,
             epoch,
             next_app: 1,
@@ -419,6 +453,7 @@ impl Core {
             decisions: Vec::new(),
             started_on: now,
             max_allocation,
+            min_allocation,
             now,
             queue_counts: BTreeMap::new(),
         };
@@ -436,6 +471,7 @@ impl Core {
     /// The periodic work: the scheduler's update (shares, preemption), containers the
     /// scheduler ended, and the liveness monitors.
     pub fn tick(&mut self, now: Millis) {
+        self.roll_keys(now);
         if now - self.last_update >= self.sched.update_interval_ms().max(1) {
             self.last_update = now;
             self.sched.update(now);

@@ -96,6 +96,8 @@ mod tests {
             to_start: Vec::new(),
             to_kill: Vec::new(),
             health_report: String::new(),
+            session: String::new(),
+            ip: None,
         }
     }
 

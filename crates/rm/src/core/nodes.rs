@@ -17,13 +17,55 @@ use super::am::AmState;
 use super::{res_of, resource_of, AttemptState, Core, NodeNames, NodeState, RmContainer, RmNode, Slot};
 use crate::error::RmError;
 
+/// The most a node may offer. Nothing real comes near it, and with it the cluster's totals
+/// (and the per-second usage products) stay far from overflowing at any cluster size.
+pub const MAX_NODE_MEMORY_MB: i64 = 1 << 32;
+pub const MAX_NODE_VCORES: i64 = 1 << 20;
+
+/// A registration the RM turns away: the node is told to shut down, as YARN does.
+fn refused(diagnostics: String) -> RegisterNodeResponse {
+    tracing::warn!("{diagnostics}");
+    RegisterNodeResponse {
+        action: NodeAction::Shutdown,
+        container_token_master_key: None,
+        nm_token_master_key: None,
+        session: String::new(),
+        heartbeat_interval_ms: 0,
+        rm_identifier: 0,
+        diagnostics,
+    }
+}
+
 impl Core {
-    pub fn register_node(&mut self, req: RegisterNodeRequest, now: Millis) -> Result<RegisterNodeResponse, RmError> {
-        if req.resource.memory <= 0 || req.resource.vcores <= 0 {
-            return Err(RmError::bad_request(format!("node {} registers no resources", req.node_id)));
+    /// YARN's registerNodeManager. `ip` is what the node's host name resolved to (the host
+    /// lists may name either).
+    pub fn register_node(
+        &mut self,
+        req: RegisterNodeRequest,
+        ip: Option<String>,
+        now: Millis,
+    ) -> Result<RegisterNodeResponse, RmError> {
+        let host = match req.node_id.rsplit_once(':') {
+            Some((h, port)) if !h.is_empty() && port.parse::<u16>().is_ok() => h.to_string(),
+            _ => return Err(RmError::bad_request(format!("node id '{}' is not host:port", req.node_id))),
+        };
+        if !self.conf.hosts.allows(&host, ip.as_deref()) {
+            return Ok(refused(format!(
+                "Disallowed NodeManager from  {host}, Sending SHUTDOWN signal to the NodeManager."
+            )));
         }
-        if req.node_id.split_once(':').is_none() {
-            return Err(RmError::bad_request(format!("node id '{}' is not host:port", req.node_id)));
+        let (r, min) = (req.resource, self.min_allocation);
+        if r.memory < min.memory || r.vcores < min.vcores || r.memory <= 0 || r.vcores <= 0 {
+            return Ok(refused(format!(
+                "NodeManager from  {host} doesn't satisfy minimum allocations, Sending SHUTDOWN signal to the NodeManager. Node capabilities are <memory:{}, vCores:{}>; minimums are {}mb and {} vcores",
+                r.memory, r.vcores, min.memory, min.vcores
+            )));
+        }
+        if r.memory > MAX_NODE_MEMORY_MB || r.vcores > MAX_NODE_VCORES {
+            return Ok(refused(format!(
+                "NodeManager from  {host} offers <memory:{}, vCores:{}>, more than any node can (at most {MAX_NODE_MEMORY_MB} mb and {MAX_NODE_VCORES} vcores), Sending SHUTDOWN signal to the NodeManager.",
+                r.memory, r.vcores
+            )));
         }
         // A node registering again (its NM restarted, or it was lost) starts afresh.
         if let Some(old) = self.nodes.remove(&req.node_id) {
@@ -36,6 +78,7 @@ impl Core {
         let rack = req.rack.clone().unwrap_or_else(|| DEFAULT_RACK.to_string());
         let spec = NodeSpec { name: &req.node_id, rack: Some(&rack), resource: resource_of(req.resource), label: None };
         let ids = self.sched.add_nodes(&[spec]).map_err(|e| RmError::bad_request(e.to_string()))?;
+        let session = fairloom_protocol::token::to_hex(&(self.keygen)()[..16]);
         self.nodes.insert(RmNode {
             names: Arc::new(NodeNames {
                 id: req.node_id.clone(),
@@ -51,8 +94,15 @@ impl Core {
             to_start: Vec::new(),
             to_kill: Vec::new(),
             health_report: String::new(),
+            session: session.clone(),
+            ip,
         });
         self.node_changed(&req.node_id);
+        // Its keys are new to it: every attempt is sent a new NM token for it (YARN's
+        // removeNodeKey).
+        for a in self.apps.values_mut().filter_map(|a| a.attempt_mut()) {
+            a.nm_tokens_sent.remove(&req.node_id);
+        }
         tracing::info!(
             "NodeManager from node {} (http {}) registered with capability <memory:{}, vCores:{}>, rack {}, reporting {} containers",
             req.node_id,
@@ -67,11 +117,56 @@ impl Core {
         }
         Ok(RegisterNodeResponse {
             action: NodeAction::Normal,
-            container_token_key: self.key.to_hex(),
+            container_token_master_key: Some(self.keys.container.current().clone()),
+            nm_token_master_key: Some(self.keys.nm.current().clone()),
+            session,
             heartbeat_interval_ms: self.conf.nm_heartbeat_ms,
             rm_identifier: self.cluster_ts,
             diagnostics: String::new(),
         })
+    }
+
+    /// `refreshNodes`: take the include and exclude lists anew; a running node they no longer
+    /// allow is decommissioned (or shut down when it is in neither list), its containers end
+    /// as on a lost node, and its next heartbeat tells it to shut down. The ids of the nodes
+    /// that left.
+    pub fn refresh_nodes(&mut self, hosts: crate::conf::HostLists, now: Millis) -> Vec<String> {
+        self.conf.hosts = hosts;
+        let leaving: Vec<(String, NodeState)> = self
+            .nodes
+            .values()
+            .filter(|n| n.state == NodeState::Running)
+            .filter_map(|n| {
+                let host = n.names.id.rsplit_once(':').map_or(n.names.id.as_str(), |(h, _)| h);
+                let ip = n.ip.as_deref();
+                (!self.conf.hosts.allows(host, ip)).then(|| {
+                    let to = if self.conf.hosts.untracked(host, ip) {
+                        NodeState::Shutdown
+                    } else {
+                        NodeState::Decommissioned
+                    };
+                    (n.names.id.clone(), to)
+                })
+            })
+            .collect();
+        for (id, to) in &leaving {
+            tracing::warn!("Forcefully decommissioning node {id}: {} by the host lists", to.name());
+            self.deactivate_node(id, *to, now);
+        }
+        leaving.into_iter().map(|(id, _)| id).collect()
+    }
+
+    /// A running node leaves: the scheduler drops it, its containers end ABORTED as on a
+    /// lost node, AMs hear of it.
+    fn deactivate_node(&mut self, id: &str, to: NodeState, now: Millis) {
+        let node = self.nodes.get_mut(id).expect("listed");
+        node.state = to;
+        node.to_start.clear();
+        node.to_kill.clear();
+        let sched = node.sched;
+        self.sched.remove_node(sched);
+        self.node_changed(id);
+        self.sweep_ended(now);
     }
 
     /// A container a registering node reports: taken back when it belongs to a live attempt
@@ -139,12 +234,28 @@ impl Core {
             acknowledged: Vec::new(),
             next_heartbeat_ms: 0,
             diagnostics: diagnostics.to_string(),
+            container_token_master_key: None,
+            nm_token_master_key: None,
         };
         let Some(node) = self.nodes.get_mut(&req.node_id) else {
-            return Ok(resync("node is not registered with this ResourceManager"));
+            return Ok(resync(&format!("Node not found resyncing {}", req.node_id)));
         };
-        if node.state != NodeState::Running {
-            return Ok(resync("node was lost; register again"));
+        if node.session != req.session {
+            // Not the process that registered the node: nothing it says is taken.
+            tracing::warn!("a heartbeat for node {} without its registration's session: told to register", req.node_id);
+            return Ok(resync("this heartbeat is not from the node's registration; register again"));
+        }
+        match node.state {
+            NodeState::Running => {}
+            NodeState::Lost => return Ok(resync("node was lost; register again")),
+            NodeState::Decommissioned | NodeState::Shutdown => {
+                let host = req.node_id.rsplit_once(':').map_or(req.node_id.as_str(), |(h, _)| h);
+                return Ok(NodeHeartbeatResponse {
+                    action: NodeAction::Shutdown,
+                    diagnostics: format!("Disallowed NodeManager nodeId: {} hostname: {host}", req.node_id),
+                    ..resync("")
+                });
+            }
         }
         node.last_heartbeat = now;
         node.response_id += 1;
@@ -200,6 +311,8 @@ impl Core {
                 });
             }
         }
+        // YARN's populateKeys: a next key the node does not have yet.
+        let next = |k: &crate::secrets::RollingKey, known: i32| k.next().filter(|n| n.key_id != known).cloned();
         Ok(NodeHeartbeatResponse {
             response_id: node.response_id,
             action: NodeAction::Normal,
@@ -208,6 +321,8 @@ impl Core {
             acknowledged,
             next_heartbeat_ms: self.conf.nm_heartbeat_ms,
             diagnostics: String::new(),
+            container_token_master_key: next(&self.keys.container, req.last_known_container_token_key_id),
+            nm_token_master_key: next(&self.keys.nm, req.last_known_nm_token_key_id),
         })
     }
 
@@ -273,8 +388,8 @@ impl Core {
         let cid =
             YarnContainerId { attempt: app.attempt_id(number), epoch: self.epoch.saturating_sub(1), id: seq as u64 };
         let id = cid.to_string();
-        let token = self.key.container_token(&id, node, &app.user, resource);
-        let launch = is_am.then(|| am_launch_context(app, &id, &self.conf, &self.key));
+        let token = self.container_token(cid, node, &app.user, resource, priority, is_am, now);
+        let launch = is_am.then(|| (am_launch_context(app, &id, &self.conf), self.am_credentials(cid.attempt)));
         self.containers.insert(RmContainer {
             id: id.clone(),
             cid,
@@ -290,8 +405,7 @@ impl Core {
         });
         self.count(app_id, |q| q.containers_allocated += 1);
         let app = self.apps.get_mut(&app_id).expect("mapped apps exist");
-        if let Some(launch) = launch {
-            let user = app.user.clone();
+        if let Some((launch, credentials)) = launch {
             if app.launch_time == 0 {
                 app.launch_time = now;
             }
@@ -307,12 +421,9 @@ impl Core {
             tracing::info!("{attempt_id} LAUNCHED: AM container {id} allocated on {node}");
             self.persist_or_log(app_id);
             self.nodes.get_mut(node).expect("heartbeating node").to_start.push(StartContainer {
-                container_id: id,
-                user,
-                resource,
-                priority,
                 token,
                 launch,
+                credentials: Some(credentials),
             });
         } else if let Some(a) = app.attempt_mut() {
             a.new_allocated.push(Container {
@@ -321,7 +432,7 @@ impl Core {
                 node_http_address: http,
                 resource,
                 priority,
-                token,
+                token: Some(token),
             });
         }
     }
@@ -362,6 +473,8 @@ impl Core {
                 diagnostics,
                 resource: c.resource,
                 priority: c.priority,
+                creation_time: c.allocated_at,
+                finish_time: now,
             };
             self.container_finished(c, report, now);
         }
@@ -379,14 +492,7 @@ impl Core {
             .collect();
         for id in lost {
             tracing::warn!("Deactivating node {id}: it is LOST (no heartbeat for more than {expiry} ms)");
-            let node = self.nodes.get_mut(&id).expect("listed");
-            node.state = NodeState::Lost;
-            node.to_start.clear();
-            node.to_kill.clear();
-            let sched = node.sched;
-            self.sched.remove_node(sched);
-            self.node_changed(&id);
-            self.sweep_ended(now);
+            self.deactivate_node(&id, NodeState::Lost, now);
         }
     }
 
@@ -408,14 +514,8 @@ impl Core {
 
 /// The AM container's launch context: the submitted one, plus what YARN gives every AM
 /// (its container id, the submitter, the attempt limit) and how to reach the RM.
-fn am_launch_context(
-    app: &super::RmApp,
-    container: &str,
-    conf: &crate::conf::RmConf,
-    key: &fairloom_protocol::token::TokenKey,
-) -> LaunchContext {
+fn am_launch_context(app: &super::RmApp, container: &str, conf: &crate::conf::RmConf) -> LaunchContext {
     let mut launch = app.sub.launch_context();
-    let attempt = app.attempt().map(|a| a.number).unwrap_or(1);
     let extra = [
         (env::CONTAINER_ID, container.to_string()),
         (env::APP_SUBMITTER_USER, app.user.clone()),
@@ -423,7 +523,6 @@ fn am_launch_context(
         (env::APP_SUBMIT_TIME_ENV, app.submit_time.to_string()),
         (env::RM_SCHEDULER_ADDRESS, conf.scheduler_address.to_string()),
         (env::RM_WEBAPP_ADDRESS, conf.webapp.to_string()),
-        (env::AMRM_TOKEN, key.am_token(&app.attempt_id(attempt).to_string())),
     ];
     for (k, v) in extra {
         launch.environment.retain(|(name, _)| name != k);

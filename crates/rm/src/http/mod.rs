@@ -2,7 +2,7 @@
 //! tracker (node protocol) and the scheduler address (AM protocol). Handlers only translate
 //! HTTP to loop commands and back; they never touch the core.
 
-mod auth;
+pub mod auth;
 mod protocol;
 mod rest;
 mod web;
@@ -26,7 +26,8 @@ pub use rest::web_router;
 #[derive(Clone)]
 pub struct Ctx {
     pub rm: LoopClient,
-    pub key: fairloom_protocol::token::TokenKey,
+    /// The secret of the web's `hadoop.auth` cookies (theirs alone).
+    pub web: std::sync::Arc<auth::WebSecret>,
     pub metrics: std::sync::Arc<crate::metrics::RmMetrics>,
 }
 
@@ -54,7 +55,7 @@ pub async fn log_refusals(
     let method = req.method().clone();
     let path = req.uri().path().to_string();
     let peer = req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.to_string()).unwrap_or_default();
-    let who = auth::caller(req.uri().query(), req.headers(), &ctx.key, crate::service::wall_ms()).ok().flatten();
+    let who = auth::caller(req.uri().query(), req.headers(), &ctx.web, crate::service::wall_ms()).ok().flatten();
     let response = next.run(req).await;
     let status = response.status();
     if status.is_success() || status.is_redirection() {

@@ -10,7 +10,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
 
+use fairloom_protocol::node::RegisterNodeRequest;
 use fairloom_protocol::paths;
+use fairloom_protocol::token::{Token, AMRM_TOKEN_KIND};
 
 use super::{json_response, parse_body, Ctx};
 use crate::error::RmError;
@@ -38,9 +40,23 @@ pub fn am_router(ctx: Ctx) -> Router {
 }
 
 async fn register_node(State(ctx): State<Ctx>, body: Bytes) -> R {
-    let req = parse_body(&body, "node registration")?;
-    let out = ctx.rm.call(|r| Command::RegisterNode(req, r)).await?;
+    let req: RegisterNodeRequest = parse_body(&body, "node registration")?;
+    // The host lists may name the node's address: resolved here, off the loop, when there
+    // are lists.
+    let ip = if ctx.rm.snapshot().host_lists { resolve(&req.node_id).await } else { None };
+    let out = ctx.rm.call(|r| Command::RegisterNode(req, ip, r)).await?;
     Ok(json_response(StatusCode::OK, &out))
+}
+
+/// What the host of `node` (`host:port`) resolves to, given a few seconds.
+async fn resolve(node: &str) -> Option<String> {
+    let (host, _) = node.rsplit_once(':')?;
+    if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+        return Some(ip.to_string());
+    }
+    let lookup = tokio::net::lookup_host((host, 0));
+    let found = tokio::time::timeout(std::time::Duration::from_secs(5), lookup).await.ok()?.ok()?;
+    found.map(|a| a.ip().to_string()).next()
 }
 
 async fn node_heartbeat(State(ctx): State<Ctx>, body: Bytes) -> R {
@@ -53,20 +69,26 @@ async fn node_heartbeat(State(ctx): State<Ctx>, body: Bytes) -> R {
     Ok(response)
 }
 
-fn token(headers: &HeaderMap) -> String {
-    headers.get(paths::AMRM_TOKEN_HEADER).and_then(|v| v.to_str().ok()).unwrap_or_default().to_string()
+/// The caller's AMRM token; the loop checks it.
+fn token(headers: &HeaderMap) -> Result<Token, RmError> {
+    let text = headers.get(paths::AMRM_TOKEN_HEADER).and_then(|v| v.to_str().ok()).ok_or_else(|| {
+        RmError::invalid_token(format!("no AMRMToken: the {} header is missing", paths::AMRM_TOKEN_HEADER))
+    })?;
+    Token::from_header(AMRM_TOKEN_KIND, text).map_err(|e| RmError::invalid_token(format!("Invalid AMRMToken: {e}")))
 }
 
 async fn register_am(State(ctx): State<Ctx>, headers: HeaderMap, body: Bytes) -> R {
     let req = parse_body(&body, "registerApplicationMaster")?;
-    let out = ctx.rm.call(|r| Command::RegisterAm(req, token(&headers), r)).await?;
+    let token = token(&headers)?;
+    let out = ctx.rm.call(|r| Command::RegisterAm(req, token, r)).await?;
     Ok(json_response(StatusCode::OK, &out))
 }
 
 async fn allocate(State(ctx): State<Ctx>, headers: HeaderMap, body: Bytes) -> R {
     let started = Instant::now();
     let req = parse_body(&body, "allocate")?;
-    let out = ctx.rm.call(|r| Command::Allocate(req, token(&headers), r)).await?;
+    let token = token(&headers)?;
+    let out = ctx.rm.call(|r| Command::Allocate(req, token, r)).await?;
     let response = json_response(StatusCode::OK, &*out);
     ctx.metrics.am_allocate.observe(started.elapsed().as_secs_f64());
     Ok(response)
@@ -74,6 +96,7 @@ async fn allocate(State(ctx): State<Ctx>, headers: HeaderMap, body: Bytes) -> R 
 
 async fn finish_am(State(ctx): State<Ctx>, headers: HeaderMap, body: Bytes) -> R {
     let req = parse_body(&body, "finishApplicationMaster")?;
-    let out = ctx.rm.call(|r| Command::FinishAm(req, token(&headers), r)).await?;
+    let token = token(&headers)?;
+    let out = ctx.rm.call(|r| Command::FinishAm(req, token, r)).await?;
     Ok(json_response(StatusCode::OK, &out))
 }

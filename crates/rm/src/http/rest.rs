@@ -46,6 +46,7 @@ pub fn web_router(ctx: Ctx) -> Router {
         .route("/ws/v1/cluster/nodes/{id}", get(node))
         .route("/ws/v1/cluster/nodes/{id}/resource", post(update_node_resource))
         .route("/ws/v1/cluster/containers/{cid}/signal/{command}", post(signal_container))
+        .route("/ws/v1/cluster/admin/refresh-nodes", post(refresh_nodes))
         .route("/metrics", get(prometheus))
         .merge(super::web::routes())
         .fallback(not_found)
@@ -91,13 +92,13 @@ fn ok(v: Value) -> R {
 
 /// The authenticated caller, or YARN's AuthorizationException.
 fn need_user(ctx: &Ctx, q: &Option<String>, headers: &HeaderMap) -> Result<String, RmError> {
-    caller(q.as_deref(), headers, &ctx.key, wall_ms())?.ok_or_else(RmError::unauthenticated)
+    caller(q.as_deref(), headers, &ctx.web, wall_ms())?.ok_or_else(RmError::unauthenticated)
 }
 
 fn with_cookie(mut r: Response, ctx: &Ctx, q: &Option<String>) -> Response {
     let valid = q.as_deref().and_then(user_param).filter(|u| check_user_name(u).is_ok());
     if let Some(user) = valid {
-        if let Some(c) = cookie_for(&user, &ctx.key, wall_ms()) {
+        if let Some(c) = cookie_for(&user, &ctx.web, wall_ms()) {
             r.headers_mut().insert("set-cookie", c);
         }
     }
@@ -483,6 +484,13 @@ async fn signal_container(Path((cid, command)): Path<(String, String)>) -> R {
         return Err(RmError::bad_request(format!("Invalid command: {command}")));
     }
     Err(RmError::bad_request(format!("not supported: signalling containers ({cid}) through the ResourceManager")))
+}
+
+/// fairloom's door to `yarn rmadmin -refreshNodes` (YARN has it over IPC only).
+async fn refresh_nodes(State(ctx): State<Ctx>, RawQuery(raw): RawQuery, headers: HeaderMap) -> R {
+    let user = need_user(&ctx, &raw, &headers)?;
+    let left = ctx.rm.call(|r| Command::RefreshNodes(user, r)).await?;
+    ok(json!({ "decommissioned": left }))
 }
 
 async fn new_application(State(ctx): State<Ctx>, RawQuery(raw): RawQuery, headers: HeaderMap) -> R {

@@ -2,12 +2,17 @@
 
 #![allow(dead_code)]
 
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 use serde_json::{json, Value};
 
 use fairloom_config::properties::Properties;
-use fairloom_protocol::node::{NodeHeartbeatRequest, NodeHeartbeatResponse, RegisterNodeRequest, StartContainer};
+use fairloom_protocol::node::{
+    NodeHeartbeatRequest, NodeHeartbeatResponse, RegisterNodeRequest, RegisterNodeResponse, StartContainer,
+};
+use fairloom_protocol::token::{Credentials, AMRM_TOKEN_KIND};
 use fairloom_protocol::{paths, ContainerStatus, Res};
 use fairloom_rm::conf::RmConf;
 use fairloom_rm::RmHandle;
@@ -16,6 +21,8 @@ pub struct Rm {
     pub base: String,
     pub handle: Option<RmHandle>,
     pub rt: tokio::runtime::Runtime,
+    /// Each registered node's session, which its heartbeats carry.
+    pub sessions: Mutex<HashMap<String, String>>,
     _dir: TempDir,
 }
 
@@ -33,6 +40,12 @@ impl Drop for Rm {
             self.rt.block_on(h.stop());
         }
     }
+}
+
+/// The AMRM token the RM put in an AM container's credentials, as the header carries it.
+pub fn am_token(am: &StartContainer) -> String {
+    let creds = Credentials::from_bytes(am.credentials.as_deref().expect("the AM is given credentials")).unwrap();
+    creds.token(AMRM_TOKEN_KIND).expect("an AMRM token").to_header()
 }
 
 pub const FAIR: &str = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler";
@@ -62,7 +75,13 @@ pub fn start(name: &str, site: &[(&str, &str)], file: Option<&str>) -> Rm {
     let conf = RmConf::from_site(props, &dir).expect("configuration");
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let handle = rt.block_on(fairloom_rm::start(conf)).expect("the RM starts");
-    Rm { base: format!("http://{}", handle.webapp), handle: Some(handle), rt, _dir: TempDir(dir) }
+    Rm {
+        base: format!("http://{}", handle.webapp),
+        handle: Some(handle),
+        rt,
+        sessions: Mutex::new(HashMap::new()),
+        _dir: TempDir(dir),
+    }
 }
 
 /// (status, JSON body or Null).
@@ -126,6 +145,18 @@ impl Rm {
 
     /// Register (or register again) node `name`, reporting the containers it has.
     pub fn register_node_with(&self, name: &str, memory: i64, vcores: i64, containers: Vec<ContainerStatus>) {
+        let out = self.try_register_node(name, memory, vcores, containers);
+        assert_eq!(out.action, fairloom_protocol::node::NodeAction::Normal, "{}", out.diagnostics);
+    }
+
+    /// Register node `name`; the RM's answer, whatever it is.
+    pub fn try_register_node(
+        &self,
+        name: &str,
+        memory: i64,
+        vcores: i64,
+        containers: Vec<ContainerStatus>,
+    ) -> RegisterNodeResponse {
         let tracker = self.handle.as_ref().unwrap().tracker;
         let req = RegisterNodeRequest {
             node_id: name.to_string(),
@@ -138,6 +169,9 @@ impl Rm {
         let url = format!("http://{tracker}{}", paths::REGISTER_NODE);
         let (s, body) = call("POST", &url, Some(serde_json::to_value(req).unwrap()));
         assert_eq!(s, 200, "{body}");
+        let out: RegisterNodeResponse = serde_json::from_value(body).unwrap();
+        self.sessions.lock().unwrap().insert(name.to_string(), out.session.clone());
+        out
     }
 
     /// Heartbeat node `name` until it is told to start something (the scheduler's update
@@ -165,19 +199,38 @@ impl Rm {
         response_id: u64,
         containers: Vec<ContainerStatus>,
     ) -> Vec<StartContainer> {
+        self.heartbeat(name, response_id, containers).start
+    }
+
+    /// One heartbeat of node `name` with its session; the whole answer.
+    pub fn heartbeat(&self, name: &str, response_id: u64, containers: Vec<ContainerStatus>) -> NodeHeartbeatResponse {
+        let session = self.sessions.lock().unwrap().get(name).cloned().unwrap_or_default();
+        self.heartbeat_as(name, &session, response_id, containers)
+    }
+
+    /// One heartbeat of node `name` carrying `session` (another's, or none).
+    pub fn heartbeat_as(
+        &self,
+        name: &str,
+        session: &str,
+        response_id: u64,
+        containers: Vec<ContainerStatus>,
+    ) -> NodeHeartbeatResponse {
         let tracker = self.handle.as_ref().unwrap().tracker;
         let req = NodeHeartbeatRequest {
             node_id: name.to_string(),
+            session: session.to_string(),
             response_id,
             containers,
             healthy: true,
             health_report: String::new(),
+            last_known_container_token_key_id: -1,
+            last_known_nm_token_key_id: -1,
         };
         let url = format!("http://{tracker}{}", paths::NODE_HEARTBEAT);
         let (s, body) = call("POST", &url, Some(serde_json::to_value(req).unwrap()));
         assert_eq!(s, 200, "{body}");
-        let out: NodeHeartbeatResponse = serde_json::from_value(body).unwrap();
-        out.start
+        serde_json::from_value(body).unwrap()
     }
 
     /// POST `body` to the AM protocol's `path` with the attempt's AMRM token.
@@ -191,22 +244,13 @@ impl Rm {
         }
     }
 
-    /// Register, as attempt 1 of app `id`, the AM that `am` started; its AMRM token and
-    /// attempt id.
+    /// Register, as attempt 1 of app `id`, the AM that `am` started; its AMRM token (as the
+    /// header carries it) and attempt id.
     pub fn register_am(&self, id: &str, am: &StartContainer) -> (String, String) {
-        let token = am
-            .launch
-            .environment
-            .iter()
-            .find(|(k, _)| k == "FAIRLOOM_AMRM_TOKEN")
-            .map(|(_, v)| v.clone())
-            .expect("the AM is given its token");
+        let token = am_token(am);
         let attempt = format!("appattempt_{}_000001", id.trim_start_matches("application_"));
-        let (s, reg) = self.am_call(
-            "/fairloom/v1/am/register",
-            &token,
-            json!({ "attempt_id": attempt, "host": "h", "rpc_port": 0, "tracking_url": "" }),
-        );
+        let (s, reg) =
+            self.am_call("/fairloom/v1/am/register", &token, json!({ "host": "h", "rpc_port": 0, "tracking_url": "" }));
         assert_eq!(s, 200, "{reg}");
         (token, attempt)
     }

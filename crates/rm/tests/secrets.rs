@@ -1,0 +1,335 @@
+//! One secret per purpose, and the doors they guard: a node's keys sign no cookie; AMRM and
+//! node keys roll as YARN rolls them; a heartbeat speaks for a node only with its
+//! registration's session; which nodes may register, with what, and `refreshNodes`.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use hmac::{Hmac, Mac};
+use serde_json::{json, Value};
+use sha2::Sha256;
+
+use fairloom_protocol::node::NodeAction;
+use fairloom_protocol::token::{to_hex, AmrmTokenId, Token, AMRM_TOKEN_KIND};
+use fairloom_protocol::{ContainerState, ContainerStatus, Res};
+use support::{call, start, Rm, FAIR};
+
+fn fair(name: &str, extra: &[(&str, &str)]) -> Rm {
+    let mut site = vec![("yarn.resourcemanager.scheduler.class", FAIR)];
+    site.extend_from_slice(extra);
+    start(name, &site, None)
+}
+
+/// A `hadoop.auth` cookie for `user`, signed with `secret` as fairloom signs them.
+fn cookie(user: &str, secret: &[u8]) -> String {
+    let signed = format!("u={user}&p={user}&t=simple&e={}", i64::MAX / 2);
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret).unwrap();
+    mac.update(signed.as_bytes());
+    format!("hadoop.auth=\"{signed}&s={}\"", to_hex(&mac.finalize().into_bytes()))
+}
+
+/// PUT the app's state to KILLED with only a cookie to say who asks.
+fn kill_with_cookie(rm: &Rm, id: &str, cookie: &str) -> (u16, Value) {
+    let url = format!("{}/ws/v1/cluster/apps/{id}/state", rm.base);
+    match ureq::put(&url).set("cookie", cookie).send_json(json!({ "state": "KILLED" })) {
+        Ok(r) => (r.status(), r.into_json().unwrap_or(Value::Null)),
+        Err(ureq::Error::Status(s, r)) => (s, r.into_json().unwrap_or(Value::Null)),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[test]
+fn what_a_node_is_given_cannot_sign_a_cookie_or_an_amrm_token() {
+    let rm = fair("node-keys", &[("yarn.acl.enable", "true"), ("yarn.admin.acl", "admin")]);
+    let reg = rm.try_register_node("n1:1", 8192, 8, Vec::new());
+    let (container_key, nm_key) = (reg.container_token_master_key.unwrap(), reg.nm_token_master_key.unwrap());
+    assert_ne!(container_key.bytes(), nm_key.bytes(), "one key per purpose");
+    let (s, id, body) = rm.submit("alice", "default", json!({}));
+    assert_eq!(s, 202, "{body}");
+    // A node (any process that registered as one) has these keys: with them it forges an
+    // admin's cookie, and an AMRM token for alice's attempt. Neither gets in.
+    for key in [&container_key, &nm_key] {
+        let (s, e) = kill_with_cookie(&rm, &id, &cookie("admin", key.bytes()));
+        assert_eq!(s, 403, "{e}");
+        assert_eq!(e["RemoteException"]["exception"], "AuthorizationException", "not even a user: {e}");
+        let attempt = format!("appattempt_{}_000001", id.trim_start_matches("application_")).parse().unwrap();
+        let forged = key.issue(&AmrmTokenId { attempt, key_id: key.key_id }, "");
+        let (s, e) = rm.am_call(
+            "/fairloom/v1/am/register",
+            &forged.to_header(),
+            json!({ "host": "h", "rpc_port": 0, "tracking_url": "" }),
+        );
+        assert_eq!(s, 403, "{e}");
+        assert_eq!(e["RemoteException"]["exception"], "InvalidToken", "{e}");
+    }
+    assert_eq!(rm.app(&id).1["app"]["state"], "ACCEPTED", "nothing changed");
+    // The cookie the RM itself gives out does work.
+    let (s, _) = call("GET", &rm.url("/ws/v1/cluster", Some("admin")), None);
+    assert_eq!(s, 200);
+}
+
+#[test]
+fn the_cookie_secret_comes_from_its_file_and_outlives_a_restart() {
+    let dir = std::env::temp_dir().join(format!("fairloom-secret-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("http-auth-signature-secret");
+    std::fs::write(&file, "a secret only the RM reads\n").unwrap();
+    let site = [("hadoop.http.authentication.signature.secret.file", file.to_str().unwrap())];
+    let rm = fair("secret-file", &site);
+    let (s, id, _) = rm.submit("alice", "default", json!({}));
+    assert_eq!(s, 202);
+    // Signed with the file's secret: alice may kill her own app with it.
+    let (s, e) = kill_with_cookie(&rm, &id, &cookie("alice", b"a secret only the RM reads"));
+    assert_eq!(s, 200, "{e}");
+    // Another RM with the same file (a restart) takes the same cookies; with any other
+    // secret, nobody gets in.
+    drop(rm);
+    let rm2 = fair("secret-file-2", &site);
+    let (s, id2, _) = rm2.submit("alice", "default", json!({}));
+    assert_eq!(s, 202);
+    let (s, _) = kill_with_cookie(&rm2, &id2, &cookie("alice", b"a guess"));
+    assert_eq!(s, 403);
+    let (s, e) = kill_with_cookie(&rm2, &id2, &cookie("alice", b"a secret only the RM reads"));
+    assert_eq!(s, 200, "{e}");
+    std::fs::write(&file, "").unwrap();
+    let e =
+        fairloom_rm::conf::RmConf::from_site(site.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(), &dir)
+            .unwrap_err();
+    assert!(e.to_string().contains("No secret in signature secret file"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_heartbeat_without_the_nodes_session_changes_nothing() {
+    let rm = fair("session", &[]);
+    rm.register_node("n1:1", 8192, 8);
+    let (s, id, _) = rm.submit("alice", "default", json!({}));
+    assert_eq!(s, 202);
+    let am = rm.heartbeat_until_started("n1:1").pop().expect("the AM container is started");
+    let am_id = am.id().unwrap().container.to_string();
+    rm.register_am(&id, &am);
+    // Someone who knows the node's id (it is on /ws/v1/cluster/nodes) reports the AM dead.
+    let dead = ContainerStatus {
+        container_id: am_id,
+        state: ContainerState::Complete,
+        exit_status: 1,
+        diagnostics: "forged".into(),
+        resource: Res::new(1024, 1),
+        priority: 0,
+        creation_time: 0,
+        finish_time: 0,
+    };
+    for session in ["", "00112233445566778899aabbccddeeff"] {
+        let out = rm.heartbeat_as("n1:1", session, 1, vec![dead.clone()]);
+        assert_eq!(out.action, NodeAction::Resync, "{out:?}");
+        assert!(out.acknowledged.is_empty());
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let (_, a) = rm.app(&id);
+    assert_eq!(a["app"]["state"], "RUNNING", "the attempt did not fail: {a}");
+    assert_eq!(a["app"]["runningContainers"], 1, "{a}");
+}
+
+#[test]
+fn only_nodes_the_host_lists_allow_register_and_refresh_nodes_sends_others_away() {
+    let dir = std::env::temp_dir().join(format!("fairloom-hosts-it-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (include, exclude) = (dir.join("include"), dir.join("exclude"));
+    std::fs::write(&include, "good1 good2 # the cluster\nbad\n").unwrap();
+    std::fs::write(&exclude, "bad\n").unwrap();
+    let rm = fair(
+        "hosts",
+        &[
+            ("yarn.resourcemanager.nodes.include-path", include.to_str().unwrap()),
+            ("yarn.resourcemanager.nodes.exclude-path", exclude.to_str().unwrap()),
+            ("yarn.admin.acl", "ops"),
+        ],
+    );
+    for (node, listed) in [("bad:1", "bad"), ("stranger:1", "stranger")] {
+        let out = rm.try_register_node(node, 8192, 8, Vec::new());
+        assert_eq!(out.action, NodeAction::Shutdown);
+        assert_eq!(
+            out.diagnostics,
+            format!("Disallowed NodeManager from  {listed}, Sending SHUTDOWN signal to the NodeManager.")
+        );
+        assert!(out.container_token_master_key.is_none() && out.nm_token_master_key.is_none(), "no keys for it");
+    }
+    rm.register_node("good1:1", 8192, 8);
+    rm.register_node("good2:1", 8192, 8);
+    let (s, id, _) = rm.submit("alice", "default", json!({}));
+    assert_eq!(s, 202);
+    let am = rm.heartbeat_until_started("good1:1").pop().expect("the AM is placed on good1");
+    rm.register_am(&id, &am);
+
+    // good1 leaves the cluster: an admin refreshes the lists.
+    std::fs::write(&exclude, "bad good1\n").unwrap();
+    let url = |user: &str| rm.url("/ws/v1/cluster/admin/refresh-nodes", Some(user));
+    let (s, e) = call("POST", &url("alice"), None);
+    assert_eq!(s, 403, "{e}");
+    assert!(e["RemoteException"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("doesn't have permission to call 'refreshNodes'"));
+    let (s, e) = call("POST", &format!("{}/ws/v1/cluster/admin/refresh-nodes", rm.base), None);
+    assert_eq!(s, 403, "anonymous: {e}");
+    let (s, out) = call("POST", &url("ops"), None);
+    assert_eq!(s, 200, "{out}");
+    assert_eq!(out["decommissioned"], json!(["good1:1"]));
+    let hb = rm.heartbeat("good1:1", 2, Vec::new());
+    assert_eq!(hb.action, NodeAction::Shutdown);
+    assert_eq!(hb.diagnostics, "Disallowed NodeManager nodeId: good1:1 hostname: good1");
+    // Its AM ended as on a lost node: a framework failure, so a new attempt starts.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, n) = call("GET", &rm.url("/ws/v1/cluster/nodes/good1:1", None), None);
+        let (_, m) = call("GET", &rm.url("/ws/v1/cluster/metrics", None), None);
+        if n["node"]["state"] == "DECOMMISSIONED" && m["clusterMetrics"]["decommissionedNodes"] == 1 {
+            assert_eq!(m["clusterMetrics"]["activeNodes"], 1);
+            break;
+        }
+        assert!(Instant::now() < deadline, "{n} {m}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (_, attempts) = call("GET", &rm.url(&format!("/ws/v1/cluster/apps/{id}/appattempts"), None), None);
+    let list = attempts["appAttempts"]["appAttempt"].as_array().unwrap();
+    assert_eq!(list[0]["appAttemptState"], "FAILED", "{attempts}");
+    assert!(list[0]["diagnosticsInfo"].as_str().unwrap().contains("exitCode: -100"), "{attempts}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn nodes_below_the_minimum_or_beyond_any_real_size_are_sent_away() {
+    let rm = fair("sizes", &[]);
+    let out = rm.try_register_node("small:1", 512, 1, Vec::new());
+    assert_eq!(out.action, NodeAction::Shutdown);
+    assert_eq!(
+        out.diagnostics,
+        "NodeManager from  small doesn't satisfy minimum allocations, Sending SHUTDOWN signal to the NodeManager. Node capabilities are <memory:512, vCores:1>; minimums are 1024mb and 1 vcores"
+    );
+    for (mb, vc) in [(i64::MAX, 8), (1 << 40, 8), (8192, i64::MAX), (-5, 1), (8192, 0)] {
+        let out = rm.try_register_node("odd:1", mb, vc, Vec::new());
+        assert_eq!(out.action, NodeAction::Shutdown, "{mb} {vc}");
+    }
+    // The largest nodes allowed still add up exactly.
+    let big = fairloom_rm::core::MAX_NODE_MEMORY_MB;
+    for i in 0..3 {
+        rm.register_node(&format!("big{i}:1"), big, 1 << 20);
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (_, m) = call("GET", &rm.url("/ws/v1/cluster/metrics", None), None);
+        if m["clusterMetrics"]["activeNodes"] == 3 {
+            assert_eq!(m["clusterMetrics"]["totalMB"].as_i64(), Some(3 * big), "{m}");
+            assert_eq!(m["clusterMetrics"]["totalVirtualCores"].as_i64(), Some(3 << 20), "{m}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "{m}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (s, _) = call("GET", &rm.url("/ws/v1/cluster/nodes/odd:1", None), None);
+    assert_eq!(s, 404, "a refused node is not one");
+}
+
+#[test]
+fn the_amrm_key_rolls_and_the_am_is_handed_its_new_token_before_the_old_one_lapses() {
+    // An AM expiry of 1 s: a roll every 4 s, the next key active 1.5 s after it is made.
+    let rm = fair(
+        "amrm-roll",
+        &[
+            ("yarn.am.liveness-monitor.expiry-interval-ms", "1000"),
+            ("yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs", "4"),
+        ],
+    );
+    rm.register_node("n1:1", 8192, 8);
+    let (s, id, _) = rm.submit("alice", "default", json!({}));
+    assert_eq!(s, 202);
+    let am = rm.heartbeat_until_started("n1:1").pop().expect("the AM container is started");
+    let (first, _) = rm.register_am(&id, &am);
+    let old_key = Token::from_header(AMRM_TOKEN_KIND, &first).unwrap().identifier::<AmrmTokenId>().unwrap().key_id;
+    let mut token = first.clone();
+    let mut response_id = 0;
+    let mut rolled = None;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while rolled.is_none() {
+        assert!(Instant::now() < deadline, "no new AMRM token within 10 s");
+        let (s, out) = rm.am_call(
+            "/fairloom/v1/am/allocate",
+            &token,
+            json!({ "response_id": response_id, "asks": [], "releases": [], "progress": 0.0 }),
+        );
+        assert_eq!(s, 200, "{out}");
+        response_id = out["response_id"].as_i64().unwrap();
+        if !out["amrm_token"].is_null() {
+            let t: Token = serde_json::from_value(out["amrm_token"].clone()).unwrap();
+            let id: AmrmTokenId = t.identifier().unwrap();
+            assert_eq!(id.key_id, old_key.wrapping_add(1), "the next key");
+            rolled = Some(t.to_header());
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    token = rolled.unwrap();
+    // Once the next key is active (1.5 s) the old token is refused, the new one taken. The AM
+    // keeps heartbeating meanwhile (its expiry is 1 s).
+    for _ in 0..8 {
+        let body = json!({ "response_id": response_id, "asks": [], "releases": [], "progress": 0.0 });
+        let (s, out) = rm.am_call("/fairloom/v1/am/allocate", &token, body);
+        assert_eq!(s, 200, "{out}");
+        response_id = out["response_id"].as_i64().unwrap();
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let body = json!({ "response_id": response_id, "asks": [], "releases": [], "progress": 0.0 });
+    let (s, e) = rm.am_call("/fairloom/v1/am/allocate", &first, body.clone());
+    assert_eq!(s, 403, "{e}");
+    assert_eq!(e["RemoteException"]["exception"], "InvalidToken");
+    let (s, out) = rm.am_call("/fairloom/v1/am/allocate", &token, body);
+    assert_eq!(s, 200, "{out}");
+    assert!(out["amrm_token"].is_null(), "nothing more to switch to: {out}");
+}
+
+#[test]
+fn a_node_is_sent_the_next_keys_once_before_they_are_used() {
+    // An NM expiry of 1 s: container and NM token keys roll every 4 s, 1.5 s of notice.
+    let rm = fair(
+        "node-roll",
+        &[
+            ("yarn.nm.liveness-monitor.expiry-interval-ms", "1000"),
+            ("yarn.resourcemanager.container-tokens.master-key-rolling-interval-secs", "4"),
+            ("yarn.resourcemanager.nm-tokens.master-key-rolling-interval-secs", "4"),
+        ],
+    );
+    let reg = rm.try_register_node("n1:1", 8192, 8, Vec::new());
+    let (c0, n0) = (reg.container_token_master_key.unwrap(), reg.nm_token_master_key.unwrap());
+    let session = rm.sessions.lock().unwrap()["n1:1"].clone();
+    let tracker = rm.handle.as_ref().unwrap().tracker;
+    let beat = |rid: u64, known_c: i32, known_n: i32| -> Value {
+        let body = json!({ "node_id": "n1:1", "session": session, "response_id": rid, "containers": [],
+            "healthy": true, "health_report": "", "last_known_container_token_key_id": known_c,
+            "last_known_nm_token_key_id": known_n });
+        let (s, out) = call("POST", &format!("http://{tracker}/fairloom/v1/tracker/heartbeat"), Some(body));
+        assert_eq!(s, 200, "{out}");
+        out
+    };
+    let out = beat(1, c0.key_id, n0.key_id);
+    assert!(out["container_token_master_key"].is_null() && out["nm_token_master_key"].is_null(), "{out}");
+    // Within 4 s plus a tick, the next keys come; a node that has them is not sent them again.
+    let deadline = Instant::now() + Duration::from_secs(8);
+    let (mut rid, mut next) = (2, None);
+    while next.is_none() {
+        assert!(Instant::now() < deadline, "no next keys");
+        let out = beat(rid, c0.key_id, n0.key_id);
+        rid += 1;
+        if !out["container_token_master_key"].is_null() {
+            assert!(!out["nm_token_master_key"].is_null(), "{out}");
+            next = Some((
+                out["container_token_master_key"]["key_id"].as_i64().unwrap() as i32,
+                out["nm_token_master_key"]["key_id"].as_i64().unwrap() as i32,
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (c1, n1) = next.unwrap();
+    assert_eq!((c1, n1), (c0.key_id.wrapping_add(1), n0.key_id.wrapping_add(1)));
+    let out = beat(rid, c1, n1);
+    assert!(out["container_token_master_key"].is_null() && out["nm_token_master_key"].is_null(), "{out}");
+}
