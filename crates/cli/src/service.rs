@@ -96,6 +96,27 @@ fn kill_delay(site: &Properties) -> Result<u64> {
     site.get(key).map(|v| v.trim().parse().map_err(|_| anyhow!("{key}: '{v}' is not a number"))).unwrap_or(Ok(250))
 }
 
+fn flag(site: &Properties, key: &str, default: bool) -> Result<bool> {
+    match site.get(key).map(|v| v.trim().to_ascii_lowercase()) {
+        None => Ok(default),
+        Some(v) if v == "true" => Ok(true),
+        Some(v) if v == "false" => Ok(false),
+        Some(v) => bail!("{key}: '{v}' is not true or false"),
+    }
+}
+
+/// The NodeManager's yarn-site keys: its kill delay and recovery (`up` recovers by default,
+/// as its RM does).
+fn nm_conf(site: &Properties, base: NmConf, recovery_default: bool) -> Result<NmConf> {
+    Ok(NmConf {
+        kill_delay_ms: kill_delay(site)?,
+        recovery: flag(site, "yarn.nodemanager.recovery.enabled", recovery_default)?,
+        supervised: flag(site, "yarn.nodemanager.recovery.supervised", false)?,
+        state_dir: site.get("yarn.nodemanager.recovery.dir").map(PathBuf::from),
+        ..base
+    })
+}
+
 fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().context("tokio runtime")
 }
@@ -132,20 +153,31 @@ pub fn rm(args: &RmArgs) -> Result<ExitCode> {
 pub fn nm(args: &NmArgs) -> Result<ExitCode> {
     let site = site(args.conf.as_deref())?;
     logging::init("nodemanager", &args.log, &site)?;
-    let conf = NmConf {
+    let base = NmConf {
         rm: args.rm.clone(),
         resource: parse_resource(&args.resource)?,
         dir: args.dir.clone(),
         listen: args.listen,
         rack: args.rack.clone(),
-        kill_delay_ms: kill_delay(&site)?,
+        kill_delay_ms: 250,
         heartbeat_ms: 1000,
+        recovery: false,
+        supervised: false,
+        state_dir: None,
     };
+    let conf = nm_conf(&site, base, false)?;
     runtime()?.block_on(async {
         let nm = fairloom_nm::start(conf).await?;
         println!("fairloom NodeManager {} (web http://{}) reporting to {}", nm.node_id, nm.http, args.rm);
-        stopped().await;
+        let by_rm = tokio::select! {
+            _ = stopped() => false,
+            _ = nm.shut_down_by_rm() => true,
+        };
         nm.stop().await;
+        if by_rm {
+            eprintln!("fairloom: the ResourceManager shut this NodeManager down (see its log for why)");
+            return Ok(ExitCode::from(1));
+        }
         Ok(ExitCode::SUCCESS)
     })
 }
@@ -182,22 +214,26 @@ pub fn up(args: &UpArgs) -> Result<ExitCode> {
         None => RmConf::from_site(default_site(&dir), &dir)?,
     };
     let log_file = logging::init("up", &args.log, &conf.site)?;
-    let delay = kill_delay(&conf.site)?;
     let heartbeat_ms = conf.nm_heartbeat_ms;
+    let site = conf.site.clone();
     runtime()?.block_on(async {
         let rm = fairloom_rm::start(conf).await?;
         let mut nms = Vec::new();
         for i in 0..args.nodes {
-            let nm = fairloom_nm::start(NmConf {
+            let base = NmConf {
                 rm: rm.tracker.to_string(),
                 resource,
                 dir: dir.join(format!("nm-{i}")),
                 listen: "127.0.0.1:0".parse().expect("literal"),
                 rack: None,
-                kill_delay_ms: delay,
+                kill_delay_ms: 250,
                 heartbeat_ms,
-            })
-            .await?;
+                recovery: true,
+                supervised: false,
+                state_dir: None,
+            };
+            // Each node keeps its own state (yarn.nodemanager.recovery.dir would be shared).
+            let nm = fairloom_nm::start(NmConf { state_dir: None, ..nm_conf(&site, base, true)? }).await?;
             nms.push(nm);
         }
         print_rm(&rm);

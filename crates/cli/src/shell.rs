@@ -82,17 +82,101 @@ fn rest_error(e: ureq::Error) -> anyhow::Error {
     }
 }
 
+/// How a YARN client waits for an RM that does not answer: the IPC client's ten tries a
+/// second apart (`ipc.client.connect.max.retries`, `…retry.interval`), then again after
+/// `yarn.resourcemanager.connect.retry-interval.ms`, until
+/// `yarn.resourcemanager.connect.max-wait.ms` has passed.
+struct RmRetry {
+    rm: String,
+    quick_tries: u32,
+    quick_sleep: Duration,
+    interval: Duration,
+    max_wait: Duration,
+    /// Since when the RM has not answered, and how often it was tried.
+    down_since: Option<Instant>,
+    tries: u32,
+}
+
+impl RmRetry {
+    fn new(rm: &str) -> Self {
+        Self {
+            rm: rm.to_string(),
+            quick_tries: 10,
+            quick_sleep: Duration::from_secs(1),
+            interval: Duration::from_secs(30),
+            max_wait: Duration::from_secs(900),
+            down_since: None,
+            tries: 0,
+        }
+    }
+
+    /// `call` until the RM answers (any answer, an error status too: that is not retried);
+    /// says at once that the RM is not answering, and when it answers again.
+    fn call(
+        &mut self,
+        what: &str,
+        mut call: impl FnMut() -> Result<ureq::Response, Box<ureq::Error>>,
+    ) -> Result<ureq::Response> {
+        loop {
+            match call().map_err(|e| *e) {
+                Ok(r) => return Ok(self.answered(r)),
+                Err(e @ ureq::Error::Status(..)) => {
+                    self.answered(());
+                    return Err(rest_error(e).context(format!("{what} ({})", self.rm)));
+                }
+                Err(e) => {
+                    let since = *self.down_since.get_or_insert_with(|| {
+                        println!(
+                            "The ResourceManager at {} is not answering ({e}); retrying as YARN clients do",
+                            self.rm
+                        );
+                        Instant::now()
+                    });
+                    self.tries += 1;
+                    eprintln!(
+                        "Retrying connect to server: {}. Already tried {} time(s); retry policy is RetryUpToMaximumCountWithFixedSleep(maxRetries={}, sleepTime={} MILLISECONDS)",
+                        self.rm.trim_start_matches("http://"),
+                        (self.tries - 1) % self.quick_tries,
+                        self.quick_tries,
+                        self.quick_sleep.as_millis()
+                    );
+                    if since.elapsed() >= self.max_wait {
+                        bail!(
+                            "{what}: the ResourceManager at {} has not answered for {} s (yarn.resourcemanager.connect.max-wait.ms); the application may still be running",
+                            self.rm,
+                            self.max_wait.as_secs()
+                        );
+                    }
+                    let pause =
+                        if self.tries.is_multiple_of(self.quick_tries) { self.interval } else { self.quick_sleep };
+                    std::thread::sleep(
+                        pause.min(self.max_wait.saturating_sub(since.elapsed())).max(Duration::from_millis(10)),
+                    );
+                }
+            }
+        }
+    }
+
+    fn answered<T>(&mut self, r: T) -> T {
+        if let Some(since) = self.down_since.take() {
+            println!("The ResourceManager at {} answers again (after {} s)", self.rm, since.elapsed().as_secs());
+            self.tries = 0;
+        }
+        r
+    }
+}
+
 pub fn run(args: &ShellArgs) -> Result<ExitCode> {
     let user = user_of(args);
     let base = args.rm.trim_end_matches('/');
     let agent = ureq::AgentBuilder::new().timeout(Duration::from_secs(30)).build();
+    let mut rm = RmRetry::new(base);
     let q = format!("user.name={user}");
-    let new: Value = agent
-        .post(&format!("{base}/ws/v1/cluster/apps/new-application?{q}"))
-        .call()
-        .map_err(rest_error)
-        .with_context(|| format!("asking {base} for a new application"))?
-        .into_json()?;
+    let url = format!("{base}/ws/v1/cluster/apps/new-application?{q}");
+    let new: Value = rm
+        .call("asking for a new application", || agent.post(&url).call().map_err(Box::new))?
+        .into_json()
+        .context("new-application")?;
     let id = new["application-id"].as_str().ok_or_else(|| anyhow!("new-application gave no id: {new}"))?.to_string();
     let exe = std::env::current_exe().context("where is this binary")?;
     let am = format!(
@@ -115,23 +199,15 @@ pub fn run(args: &ShellArgs) -> Result<ExitCode> {
     if let Some(queue) = &args.queue {
         body["queue"] = json!(queue);
     }
-    agent
-        .post(&format!("{base}/ws/v1/cluster/apps?{q}"))
-        .send_json(body)
-        .map_err(rest_error)
-        .context("submitting the application")?;
+    let url = format!("{base}/ws/v1/cluster/apps?{q}");
+    rm.call("submitting the application", || agent.post(&url).send_json(body.clone()).map_err(Box::new))?;
     println!("Submitted application {id}");
     let deadline = Instant::now() + Duration::from_secs(args.timeout);
     let mut last = String::new();
+    let url = format!("{base}/ws/v1/cluster/apps/{id}?{q}");
     while Instant::now() < deadline {
-        let app: Value = match agent.get(&format!("{base}/ws/v1/cluster/apps/{id}?{q}")).call() {
-            Ok(r) => r.into_json()?,
-            // The RM may be restarting: keep waiting.
-            Err(_) => {
-                std::thread::sleep(Duration::from_millis(500));
-                continue;
-            }
-        };
+        let app: Value =
+            rm.call("asking for the application's report", || agent.get(&url).call().map_err(Box::new))?.into_json()?;
         let app = &app["app"];
         let state = app["state"].as_str().unwrap_or("?").to_string();
         let line = format!(
@@ -360,6 +436,20 @@ pub fn run_am(args: &ShellAmArgs) -> Result<ExitCode> {
                     send_ask = true;
                 }
                 code => tally.failed.push((s.container_id.clone(), code)),
+            }
+        }
+        // A node that went away takes its containers with it, whether or not the RM can still
+        // report them (after its restart it cannot): ask for others, as DistributedShell does.
+        for n in
+            resp.updated_nodes.iter().filter(|n| matches!(n.state.as_str(), "LOST" | "DECOMMISSIONED" | "SHUTDOWN"))
+        {
+            let gone: Vec<String> =
+                launched.values().filter(|c| c.node_id == n.node_id).map(|c| c.id.clone()).collect();
+            for id in gone {
+                eprintln!("{id} was on node {} which is {}: asking for another", n.node_id, n.state);
+                launched.remove(&id);
+                outstanding += 1;
+                send_ask = true;
             }
         }
         if let Some(p) = resp.preemption {

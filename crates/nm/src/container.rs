@@ -16,7 +16,7 @@ use fairloom_protocol::{ContainerState, ContainerStatus, LaunchContext, Res};
 use crate::localize::localize;
 use crate::metrics::NmMetrics;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Ctr {
     pub id: String,
     pub app: String,
@@ -25,6 +25,13 @@ pub struct Ctr {
     pub priority: i32,
     /// The process group (its leader's pid).
     pub pgid: Option<i32>,
+    /// When the group's leader started (clock ticks since boot): with the pid, what tells it
+    /// from a later process that reused the pid, after a restart of the node.
+    #[serde(default)]
+    pub start_ticks: Option<u64>,
+    /// When its container token expires: until then no token may start it again.
+    #[serde(default)]
+    pub token_expiry: i64,
     pub state: ContainerState,
     pub exit_status: i32,
     pub diagnostics: String,
@@ -74,7 +81,7 @@ fn now_ms() -> i64 {
 pub type Table = Arc<Mutex<BTreeMap<String, Ctr>>>;
 
 /// Where a node keeps things, and how it names itself to containers.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Env {
     pub local_dir: PathBuf,
     pub log_root: PathBuf,
@@ -82,6 +89,25 @@ pub struct Env {
     pub port: u16,
     pub kill_delay: Duration,
     pub metrics: Arc<NmMetrics>,
+    /// Saves the node's state after every change (none in unit tests).
+    pub persist: Option<Persist>,
+}
+
+/// What saves a node's state (see [`crate::state`]).
+pub type Persist = Arc<dyn Fn(&Table) + Send + Sync>;
+
+impl Env {
+    pub fn save(&self, table: &Table) {
+        if let Some(p) = &self.persist {
+            p(table);
+        }
+    }
+}
+
+/// Where a container's launch script leaves its command's exit code (YARN's
+/// `<pid file>.exitcode`): how a restarted node learns how a container it took back ended.
+pub fn exit_file(c: &Ctr) -> PathBuf {
+    c.work_dir.join(format!("{}.exitcode", c.id))
 }
 
 /// The application id inside a container id (`container_[eNN_]TS_APP_ATT_N`).
@@ -127,6 +153,8 @@ pub fn launch(table: &Table, env: &Env, spec: &Launch) -> Result<(), String> {
         resource: spec.id.resource,
         priority: spec.id.priority,
         pgid: None,
+        start_ticks: None,
+        token_expiry: spec.id.expiry,
         state: ContainerState::New,
         exit_status: 0,
         diagnostics: String::new(),
@@ -151,6 +179,7 @@ pub fn launch(table: &Table, env: &Env, spec: &Launch) -> Result<(), String> {
             let pgid = child.id() as i32;
             if let Some(c) = t.get_mut(&id) {
                 c.pgid = Some(pgid);
+                c.start_ticks = crate::state::start_ticks(pgid);
                 c.state = ContainerState::Running;
                 if let Some(status) = c.kill_status {
                     // Killed before it ran: stop it now.
@@ -159,9 +188,11 @@ pub fn launch(table: &Table, env: &Env, spec: &Launch) -> Result<(), String> {
                 }
             }
             drop(t);
+            // Saved at once: a node killed now must find this process when it comes back.
+            env.save(table);
             tracing::info!("Container {id} of user {user} started (process group {pgid})");
             env.metrics.launched.inc();
-            reap(table.clone(), id, child, env.metrics.clone());
+            reap(table.clone(), id, child, env.clone());
             Ok(())
         }
         Err(e) => {
@@ -172,6 +203,8 @@ pub fn launch(table: &Table, env: &Env, spec: &Launch) -> Result<(), String> {
             ctr.diagnostics = format!("Container launch failed: {e}");
             ctr.finish_time = now_ms();
             t.insert(id, ctr);
+            drop(t);
+            env.save(table);
             Ok(())
         }
     }
@@ -242,7 +275,13 @@ fn start_process(env: &Env, spec: &Launch, id: &str, work: &Path, logs: &Path) -
             script.push_str(&format!("export {k}={}\n", quote(v)));
         }
     }
-    script.push_str(&format!("exec /bin/bash -c {}\n", quote(&command)));
+    // The command runs in a child shell and its exit code is left in a file (written whole:
+    // a temporary then renamed), so a node restarted meanwhile can tell how it ended. A
+    // killed group takes this shell with it and leaves no file: the kill's status stands.
+    let exit = work.join(format!("{id}.exitcode"));
+    let exit = quote(&exit.display().to_string());
+    script.push_str(&format!("/bin/bash -c {}\nrc=$?\n", quote(&command)));
+    script.push_str(&format!("echo \"$rc\" > {exit}.tmp && /bin/mv -f {exit}.tmp {exit}\nexit \"$rc\"\n"));
     let script_path = work.join("launch_container.sh");
     std::fs::write(&script_path, script).map_err(|e| format!("{}: {e}", script_path.display()))?;
     let out = File::create(logs.join("stdout")).map_err(|e| e.to_string())?;
@@ -261,22 +300,52 @@ fn start_process(env: &Env, spec: &Launch, id: &str, work: &Path, logs: &Path) -
 }
 
 /// Wait for the process on a thread of its own and record how it ended.
-fn reap(table: Table, id: String, mut child: std::process::Child, metrics: Arc<NmMetrics>) {
+fn reap(table: Table, id: String, mut child: std::process::Child, env: Env) {
     std::thread::spawn(move || {
         let status = child.wait();
-        let Ok(mut t) = table.lock() else { return };
-        let Some(c) = t.get_mut(&id) else { return };
-        c.state = ContainerState::Complete;
-        c.finish_time = now_ms();
         let code = match status {
             Ok(s) => s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0)),
             Err(_) => -1,
         };
+        ended(&table, &id, code, &env);
+    });
+}
+
+/// Watch a container taken back after the node's restart (not this process's child: its
+/// leader is polled) and record how it ended, from the exit code its script left.
+pub fn watch(table: Table, id: String, pgid: i32, ticks: Option<u64>, exit_file: PathBuf, env: Env) {
+    std::thread::spawn(move || {
+        while crate::state::still_running(pgid, ticks) {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        // The script writes the file as it exits; give it a moment (YARN waits 2 s).
+        let mut code = None;
+        for _ in 0..20 {
+            code = std::fs::read_to_string(&exit_file).ok().and_then(|t| t.trim().parse().ok());
+            if code.is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        ended(&table, &id, code.unwrap_or(LOST), &env);
+    });
+}
+
+/// YARN's `ExitCode.LOST`: a container taken back whose exit code is nowhere to be found.
+pub const LOST: i32 = 154;
+
+/// Record that container `id` ended with `code` (its process's, or LOST).
+fn ended(table: &Table, id: &str, code: i32, env: &Env) {
+    {
+        let Ok(mut t) = table.lock() else { return };
+        let Some(c) = t.get_mut(id) else { return };
+        c.state = ContainerState::Complete;
+        c.finish_time = now_ms();
         if let Some(pg) = c.pgid {
             // Whatever the container left behind in its group goes with it.
             signal_group(pg, libc::SIGKILL);
         }
-        metrics.ended(c.kill_status.is_some(), code);
+        env.metrics.ended(c.kill_status.is_some(), code);
         tracing::info!(
             "Container {id} exited with code {code}{}",
             c.kill_status.map(|s| format!(" after a kill (reported as {s})")).unwrap_or_default()
@@ -290,12 +359,15 @@ fn reap(table: Table, id: String, mut child: std::process::Child, metrics: Arc<N
             }
             None => {
                 c.exit_status = code;
-                if code != 0 {
+                if code == LOST {
+                    c.diagnostics = format!("Container exited with a non-zero exit code {LOST}");
+                } else if code != 0 {
                     c.diagnostics = format!("Exception from container-launch. Exit code: {code}");
                 }
             }
         }
-    });
+    }
+    env.save(table);
 }
 
 pub fn signal_group(pgid: i32, signal: i32) {
@@ -307,7 +379,8 @@ pub fn signal_group(pgid: i32, signal: i32) {
 
 /// Kill a container: SIGTERM to its group, SIGKILL after `delay`; `status` is what will be
 /// reported for it. Unknown or finished containers are left alone.
-pub fn kill(table: &Table, id: &str, status: i32, diagnostics: &str, delay: Duration) {
+pub fn kill(table: &Table, id: &str, status: i32, diagnostics: &str, env: &Env) {
+    let delay = env.kill_delay;
     let pgid = {
         let Ok(mut t) = table.lock() else { return };
         let Some(c) = t.get_mut(id) else { return };
@@ -319,6 +392,8 @@ pub fn kill(table: &Table, id: &str, status: i32, diagnostics: &str, delay: Dura
         tracing::info!("Killing container {id} (exit status {status}): {diagnostics}");
         c.pgid
     };
+    // A node killed now must still report this container as killed, not as failed.
+    env.save(table);
     let Some(pgid) = pgid else { return };
     signal_group(pgid, libc::SIGTERM);
     let table = table.clone();
@@ -355,6 +430,7 @@ mod tests {
             port: 1,
             kill_delay: Duration::from_millis(10),
             metrics: Arc::new(NmMetrics::default()),
+            persist: None,
         };
         let table: Table = Arc::new(Mutex::new(BTreeMap::new()));
         for user in ["../../../x", "a/b", "..", ""] {

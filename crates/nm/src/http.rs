@@ -274,7 +274,7 @@ async fn stop(State(node): State<Node>, headers: HeaderMap, body: Bytes) -> Resp
             id,
             exit::KILLED_BY_APPMASTER,
             "Container killed by the ApplicationMaster.",
-            node.env.kill_delay,
+            &node.env,
         );
     }
     json_response(StatusCode::OK, &StopContainersResponse { stopped: mine, failed })

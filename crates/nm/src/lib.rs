@@ -1,13 +1,17 @@
 //! fairloom's NodeManager: registers with the ResourceManager, heartbeats its containers'
-//! statuses, starts the containers the RM (AM containers) or an AM (with the RM's token)
-//! asks for, kills on request, and serves YARN's `/ws/v1/node` REST. It owns processes and
-//! never decides scheduling.
+//! statuses, starts the containers the RM (AM containers) or an AM (with its NM token and the
+//! RM's container token) asks for, kills on request, and serves YARN's `/ws/v1/node` REST.
+//! It owns processes and never decides scheduling. What it launched is in a state file, so a
+//! restarted node takes its containers back or kills them ([`recover`]).
 
 pub mod auth;
 pub mod container;
+mod heartbeat;
 mod http;
 pub mod localize;
 pub mod metrics;
+mod recover;
+pub mod state;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -17,13 +21,12 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use fairloom_protocol::node::{
-    NodeAction, NodeHeartbeatRequest, NodeHeartbeatResponse, RegisterNodeRequest, RegisterNodeResponse,
-};
+use fairloom_protocol::node::{UnregisterNodeRequest, UnregisterNodeResponse};
 use fairloom_protocol::{paths, ContainerState, Res};
 
 use auth::{Guard, SharedGuard};
-use container::{Env, Launch, Table};
+use container::{Env, Table};
+use state::{NmState, Store};
 
 #[derive(Debug, Clone)]
 pub struct NmConf {
@@ -32,21 +35,34 @@ pub struct NmConf {
     pub resource: Res,
     /// Local and log dirs go under it.
     pub dir: PathBuf,
-    /// Where the NM's web server (REST and container management) listens; port 0 picks one.
+    /// Where the NM's web server (REST and container management) listens; port 0 picks one
+    /// (with recovery on, the one the last run had).
     pub listen: SocketAddr,
     pub rack: Option<String>,
     /// `yarn.nodemanager.sleep-delay-before-sigkill.ms`.
     pub kill_delay_ms: u64,
     /// Until the RM says otherwise (`yarn.resourcemanager.nodemanagers.heartbeat-interval-ms`).
     pub heartbeat_ms: u64,
+    /// `yarn.nodemanager.recovery.enabled`: take running containers back after a restart
+    /// (otherwise they are killed and reported).
+    pub recovery: bool,
+    /// `yarn.nodemanager.recovery.supervised`: a stop leaves containers running for the next
+    /// run to take back (YARN's "supervised" NM), instead of killing them.
+    pub supervised: bool,
+    /// `yarn.nodemanager.recovery.dir`; default `DIR/nm-recovery`.
+    pub state_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum NmError {
     #[error("cannot listen on {0}: {1}")]
     Bind(SocketAddr, std::io::Error),
+    #[error("cannot take back port {0} of the last run (yarn.nodemanager.recovery.enabled): {1}")]
+    Port(SocketAddr, std::io::Error),
     #[error("{0}: {1}")]
     Dir(String, std::io::Error),
+    #[error(transparent)]
+    State(#[from] state::StateError),
 }
 
 /// What the HTTP handlers and the heartbeat thread share.
@@ -66,34 +82,97 @@ pub struct NmHandle {
     pub node_id: String,
     pub http: SocketAddr,
     shutdown: watch::Sender<bool>,
+    /// Set when the RM told the node to shut down (refused or decommissioned).
+    told: watch::Receiver<bool>,
     server: tokio::task::JoinHandle<()>,
     heartbeat: Option<std::thread::JoinHandle<()>>,
     node: Node,
 }
 
 impl NmHandle {
-    /// Stop heartbeating, kill every container (SIGTERM, then SIGKILL), stop serving.
+    /// Resolves when the RM has told this node to shut down (its containers are gone then).
+    pub async fn shut_down_by_rm(&self) {
+        let mut told = self.told.clone();
+        let _ = told.wait_for(|t| *t).await;
+    }
+
+    /// Stop: heartbeats end; then, unless supervised, every container is killed (SIGTERM,
+    /// then SIGKILL) and the RM is told which, so their attempts end at once; the state is
+    /// saved for the next run.
     pub async fn stop(mut self) {
-        tracing::info!("NodeManager {} stopping: killing its containers", self.node_id);
+        let supervised = self.node.conf.recovery && self.node.conf.supervised;
+        tracing::info!(
+            "NodeManager {} stopping: {}",
+            self.node_id,
+            if supervised { "its containers keep running for the next run" } else { "killing its containers" }
+        );
         let _ = self.shutdown.send(true);
-        let ids: Vec<String> = self.node.table.lock().map(|t| t.keys().cloned().collect()).unwrap_or_default();
-        for id in &ids {
-            container::kill(
-                &self.node.table,
-                id,
-                fairloom_protocol::exit::ABORTED,
-                "NodeManager stopped",
-                self.node.env.kill_delay,
-            );
-        }
-        let deadline = std::time::Instant::now() + self.node.env.kill_delay + Duration::from_secs(2);
-        while std::time::Instant::now() < deadline && running(&self.node.table) > 0 {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        let _ = (&mut self.server).await;
         if let Some(h) = self.heartbeat.take() {
             let _ = tokio::task::spawn_blocking(move || h.join()).await;
         }
+        // No call in flight starts anything once the server has stopped.
+        let _ = (&mut self.server).await;
+        if !supervised && !*self.told.borrow() {
+            kill_all(&self.node, "Container killed: its NodeManager stopped");
+            // The kills' own SIGKILLs come from threads that die with this process: what is
+            // left after the delay is killed here, before the node reports and goes.
+            wait_stopped(&self.node.table, self.node.env.kill_delay).await;
+            let left: Vec<i32> = self
+                .node
+                .table
+                .lock()
+                .map(|t| t.values().filter(|c| c.state != ContainerState::Complete).filter_map(|c| c.pgid).collect())
+                .unwrap_or_default();
+            for pgid in left {
+                container::signal_group(pgid, libc::SIGKILL);
+            }
+            wait_stopped(&self.node.table, Duration::from_secs(5)).await;
+            let node = self.node.clone();
+            let _ = tokio::task::spawn_blocking(move || unregister(&node)).await;
+        }
+        self.node.env.save(&self.node.table);
+    }
+}
+
+/// Kill every running container, reporting ABORTED (what YARN's AM sees of a node that
+/// went away) with `why`.
+pub(crate) fn kill_all(node: &Node, why: &str) {
+    let ids: Vec<String> = node.table.lock().map(|t| t.keys().cloned().collect()).unwrap_or_default();
+    for id in &ids {
+        container::kill(&node.table, id, fairloom_protocol::exit::ABORTED, why, &node.env);
+    }
+}
+
+/// YARN's unRegisterNodeManager, with the final statuses; what the RM acknowledges is
+/// forgotten (the rest is reported again at the next registration).
+fn unregister(node: &Node) {
+    let session = node.guard.keys.lock().unwrap_or_else(|p| p.into_inner()).session.clone();
+    if session.is_empty() {
+        return;
+    }
+    let req = UnregisterNodeRequest { node_id: node.id.clone(), session, containers: heartbeat::statuses(&node.table) };
+    let agent = ureq::AgentBuilder::new().timeout(Duration::from_secs(5)).build();
+    let url = format!("http://{}{}", node.conf.rm, paths::UNREGISTER_NODE);
+    match heartbeat::post::<_, UnregisterNodeResponse>(&agent, &url, &req) {
+        Ok(r) => {
+            if let Ok(mut t) = node.table.lock() {
+                for id in &r.acknowledged {
+                    t.remove(id);
+                }
+            }
+            tracing::info!("Unregistered from the ResourceManager, reporting {} containers", req.containers.len());
+        }
+        Err(e) => {
+            tracing::warn!("cannot unregister from the ResourceManager ({e}): the next run reports its containers")
+        }
+    }
+}
+
+/// Wait, at most `limit`, for every container to have ended.
+async fn wait_stopped(table: &Table, limit: Duration) {
+    let deadline = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < deadline && running(table) > 0 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
@@ -105,19 +184,34 @@ fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
-/// Start the NodeManager: listen, then register and heartbeat on a thread of its own
-/// (retrying while the RM is unreachable).
+/// Start the NodeManager: read what the last run left, listen (on the last run's port when
+/// recovering), take back or kill the last run's containers, then register and heartbeat on
+/// a thread of its own (retrying while the RM is unreachable).
 pub async fn start(conf: NmConf) -> Result<NmHandle, NmError> {
-    let listener = TcpListener::bind(conf.listen).await.map_err(|e| NmError::Bind(conf.listen, e))?;
-    let http = listener.local_addr().map_err(|e| NmError::Bind(conf.listen, e))?;
+    let store = Arc::new(Store::open(&conf.state_dir.clone().unwrap_or_else(|| conf.dir.join("nm-recovery")))?);
+    let prev = store.load()?;
+    let mut listen = conf.listen;
+    let same_port = conf.recovery && listen.port() == 0 && prev.as_ref().and_then(|p| p.port).is_some();
+    if same_port {
+        listen.set_port(prev.as_ref().and_then(|p| p.port).unwrap_or(0));
+    }
+    let listener = TcpListener::bind(listen).await.map_err(|e| {
+        if same_port {
+            NmError::Port(listen, e)
+        } else {
+            NmError::Bind(listen, e)
+        }
+    })?;
+    let http = listener.local_addr().map_err(|e| NmError::Bind(listen, e))?;
     let local_dir = conf.dir.join("nm-local-dir");
     let log_root = conf.dir.join("userlogs");
     for d in [&local_dir, &log_root] {
         std::fs::create_dir_all(d).map_err(|e| NmError::Dir(d.display().to_string(), e))?;
     }
     let id = format!("{}:{}", http.ip(), http.port());
+    let guard: SharedGuard = Arc::new(Guard::new(&id));
     let node = Node {
-        guard: Arc::new(Guard::new(&id)),
+        guard: guard.clone(),
         id,
         http_address: http.to_string(),
         conf: conf.clone(),
@@ -129,10 +223,24 @@ pub async fn start(conf: NmConf) -> Result<NmHandle, NmError> {
             port: http.port(),
             kill_delay: Duration::from_millis(conf.kill_delay_ms),
             metrics: Arc::new(metrics::NmMetrics::default()),
+            persist: Some(persister(store, guard, http.port())),
         },
         started_on: now_ms(),
     };
+    tracing::info!(
+        node = %node.id,
+        rm = %conf.rm,
+        resource = %format!("<memory:{}, vCores:{}>", conf.resource.memory, conf.resource.vcores),
+        dir = %conf.dir.display(),
+        recovery = conf.recovery,
+        "NodeManager started"
+    );
+    match prev {
+        Some(prev) => recover::take_back(&node, prev, conf.recovery),
+        None => node.env.save(&node.table),
+    }
     let (shutdown, watcher) = watch::channel(false);
+    let (told_tx, told) = watch::channel(false);
     let router = http::router(node.clone());
     let mut w = watcher.clone();
     let server = tokio::spawn(async move {
@@ -142,171 +250,24 @@ pub async fn start(conf: NmConf) -> Result<NmHandle, NmError> {
             })
             .await;
     });
-    tracing::info!(
-        node = %node.id,
-        rm = %conf.rm,
-        resource = %format!("<memory:{}, vCores:{}>", conf.resource.memory, conf.resource.vcores),
-        dir = %conf.dir.display(),
-        "NodeManager started"
-    );
     let hb_node = node.clone();
     let heartbeat = std::thread::Builder::new()
         .name(format!("nm-heartbeat-{}", http.port()))
-        .spawn(move || heartbeat_loop(hb_node, watcher))
+        .spawn(move || heartbeat::heartbeat_loop(hb_node, watcher, told_tx))
         .map_err(|e| NmError::Dir("heartbeat thread".to_string(), e))?;
-    Ok(NmHandle { node_id: node.id.clone(), http, shutdown, server, heartbeat: Some(heartbeat), node })
+    Ok(NmHandle { node_id: node.id.clone(), http, shutdown, told, server, heartbeat: Some(heartbeat), node })
 }
 
-fn post<T: serde::Serialize, R: serde::de::DeserializeOwned>(
-    agent: &ureq::Agent,
-    url: &str,
-    body: &T,
-) -> Result<R, String> {
-    agent.post(url).send_json(body).map_err(|e| e.to_string())?.into_json().map_err(|e| e.to_string())
-}
-
-fn statuses(table: &Table) -> Vec<fairloom_protocol::ContainerStatus> {
-    table.lock().map(|t| t.values().filter(|c| !c.acknowledged).map(|c| c.status()).collect()).unwrap_or_default()
-}
-
-/// Register, then heartbeat until stopped; register again whenever the RM asks (RESYNC) or
-/// cannot be reached.
-fn heartbeat_loop(node: Node, stop: watch::Receiver<bool>) {
-    let agent = ureq::AgentBuilder::new().timeout(Duration::from_secs(10)).build();
-    let base = format!("http://{}", node.conf.rm);
-    let mut interval = Duration::from_millis(node.conf.heartbeat_ms.max(10));
-    let mut registered = false;
-    let mut response_id = 0u64;
-    // Said once when the RM stops answering, and once when it answers again: not per retry.
-    let mut unreachable = false;
-    while !*stop.borrow() {
-        if !registered {
-            let req = RegisterNodeRequest {
-                node_id: node.id.clone(),
-                http_address: node.http_address.clone(),
-                rack: node.conf.rack.clone(),
-                resource: node.conf.resource,
-                containers: statuses(&node.table),
-                version: env!("CARGO_PKG_VERSION").to_string(),
-            };
-            let answer = post::<_, RegisterNodeResponse>(&agent, &format!("{base}{}", paths::REGISTER_NODE), &req);
-            match &answer {
-                Err(e) if !unreachable => {
-                    tracing::warn!("cannot register with the ResourceManager at {}: {e}; retrying", node.conf.rm);
-                    unreachable = true;
-                }
-                Ok(_) if unreachable => {
-                    tracing::info!("the ResourceManager at {} answers again", node.conf.rm);
-                    unreachable = false;
-                }
-                _ => {}
-            }
-            match answer {
-                Ok(r) if r.action == NodeAction::Normal => {
-                    node.guard.learn(r.container_token_master_key, r.nm_token_master_key);
-                    node.guard.keys.lock().unwrap_or_else(|p| p.into_inner()).session = r.session;
-                    interval = Duration::from_millis(r.heartbeat_interval_ms.max(10));
-                    registered = true;
-                    response_id = 0;
-                    tracing::info!(
-                        "Registered with the ResourceManager as {}; heartbeat every {} ms",
-                        node.id,
-                        r.heartbeat_interval_ms
-                    );
-                }
-                Ok(r) if r.action == NodeAction::Shutdown => {
-                    tracing::error!("the ResourceManager refused this node, shutting down: {}", r.diagnostics);
-                    break;
-                }
-                Ok(r) => tracing::warn!("registration answered {:?}: {}", r.action, r.diagnostics),
-                Err(_) => {}
-            }
-        } else {
-            let (session, container_key, nm_key) = {
-                let k = node.guard.keys.lock().unwrap_or_else(|p| p.into_inner());
-                (k.session.clone(), k.container.current_id(), k.nm.current_id())
-            };
-            let req = NodeHeartbeatRequest {
-                node_id: node.id.clone(),
-                session,
-                response_id,
-                containers: statuses(&node.table),
-                healthy: true,
-                health_report: String::new(),
-                last_known_container_token_key_id: container_key,
-                last_known_nm_token_key_id: nm_key,
-            };
-            match post::<_, NodeHeartbeatResponse>(&agent, &format!("{base}{}", paths::NODE_HEARTBEAT), &req) {
-                Ok(r) => match r.action {
-                    NodeAction::Normal => {
-                        response_id = r.response_id;
-                        apply(&node, r);
-                    }
-                    NodeAction::Resync => {
-                        tracing::info!("the ResourceManager asked for a resync ({}): registering again", r.diagnostics);
-                        registered = false;
-                    }
-                    NodeAction::Shutdown => {
-                        tracing::error!("the ResourceManager told this node to shut down: {}", r.diagnostics);
-                        break;
-                    }
-                },
-                // The RM is down or restarting: register again once it answers.
-                Err(e) => {
-                    tracing::warn!(
-                        "heartbeat to the ResourceManager at {} failed: {e}; registering again",
-                        node.conf.rm
-                    );
-                    unreachable = true;
-                    registered = false;
-                }
-            }
+/// How the node's state is saved after each change: its port, its keys, its containers.
+fn persister(store: Arc<Store>, guard: SharedGuard, port: u16) -> container::Persist {
+    Arc::new(move |table: &Table| {
+        let containers = table.lock().map(|t| t.values().cloned().collect()).unwrap_or_default();
+        let (container_keys, nm_keys) = {
+            let k = guard.keys.lock().unwrap_or_else(|p| p.into_inner());
+            (k.container.keys(), k.nm.keys())
+        };
+        if let Err(e) = store.save(&NmState { port: Some(port), container_keys, nm_keys, containers }) {
+            tracing::error!("{e}");
         }
-        sleep_unless_stopped(&stop, interval);
-    }
-}
-
-fn sleep_unless_stopped(stop: &watch::Receiver<bool>, total: Duration) {
-    let step = Duration::from_millis(10);
-    let mut slept = Duration::ZERO;
-    while slept < total && !*stop.borrow() {
-        std::thread::sleep(step);
-        slept += step;
-    }
-}
-
-/// Act on a heartbeat response: take new keys, forget acknowledged completions, kill, start.
-fn apply(node: &Node, r: NodeHeartbeatResponse) {
-    node.guard.learn(r.container_token_master_key, r.nm_token_master_key);
-    if let Ok(mut t) = node.table.lock() {
-        for id in &r.acknowledged {
-            if let Some(c) = t.get_mut(id) {
-                c.acknowledged = true;
-            }
-        }
-        // Keep a bounded history of finished containers for the REST view.
-        let done: Vec<String> = t.values().filter(|c| c.acknowledged).map(|c| c.id.clone()).collect();
-        for id in done.iter().take(done.len().saturating_sub(200)) {
-            t.remove(id);
-        }
-    }
-    for k in &r.kill {
-        container::kill(&node.table, &k.container_id, k.exit_status, &k.diagnostics, node.env.kill_delay);
-    }
-    // The RM's own starts (AM containers) need no NM token, but their container tokens
-    // are checked all the same.
-    for s in &r.start {
-        let now = now_ms();
-        let checked =
-            node.guard.container_token(&s.token, now).and_then(|id| node.guard.first_start(&id, now).map(|_| id));
-        match checked {
-            Ok(id) => {
-                let spec = Launch { id: &id, context: &s.launch, credentials: s.credentials.as_deref() };
-                if let Err(e) = container::launch(&node.table, &node.env, &spec) {
-                    tracing::warn!("cannot start AM container {}: {e}", id.container);
-                }
-            }
-            Err(e) => tracing::warn!("refused to start an AM container: {e}"),
-        }
-    }
+    })
 }

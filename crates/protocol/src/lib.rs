@@ -17,6 +17,7 @@ pub use fairloom_model::exit;
 pub mod paths {
     pub const REGISTER_NODE: &str = "/fairloom/v1/tracker/register";
     pub const NODE_HEARTBEAT: &str = "/fairloom/v1/tracker/heartbeat";
+    pub const UNREGISTER_NODE: &str = "/fairloom/v1/tracker/unregister";
     pub const REGISTER_AM: &str = "/fairloom/v1/am/register";
     pub const ALLOCATE: &str = "/fairloom/v1/am/allocate";
     pub const FINISH_AM: &str = "/fairloom/v1/am/finish";

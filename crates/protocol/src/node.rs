@@ -19,6 +19,21 @@ pub struct RegisterNodeRequest {
     pub version: String,
 }
 
+/// YARN's unRegisterNodeManager, with what fairloom adds: the statuses of the containers the
+/// node killed as it stopped, so the RM ends them (and their attempts) at once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnregisterNodeRequest {
+    pub node_id: String,
+    pub session: String,
+    pub containers: Vec<ContainerStatus>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnregisterNodeResponse {
+    /// The containers the RM has taken note of: the node may forget them.
+    pub acknowledged: Vec<String>,
+}
+
 /// YARN's NodeAction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]

@@ -15,7 +15,10 @@ use fairloom_model::{ApplicationId, Millis};
 use fairloom_protocol::am::{
     AllocateRequest, AllocateResponse, FinishAmRequest, FinishAmResponse, RegisterAmRequest, RegisterAmResponse,
 };
-use fairloom_protocol::node::{NodeHeartbeatRequest, NodeHeartbeatResponse, RegisterNodeRequest, RegisterNodeResponse};
+use fairloom_protocol::node::{
+    NodeHeartbeatRequest, NodeHeartbeatResponse, RegisterNodeRequest, RegisterNodeResponse, UnregisterNodeRequest,
+    UnregisterNodeResponse,
+};
 use fairloom_protocol::token::{AmrmTokenId, Token};
 use fairloom_protocol::Res;
 use fairloom_scheduler::phases::PhaseClock;
@@ -42,6 +45,7 @@ pub enum Command {
     Priority(String, i32, String, Reply<i32>),
     /// The request, and the address its node's host name resolved to.
     RegisterNode(RegisterNodeRequest, Option<String>, Reply<RegisterNodeResponse>),
+    UnregisterNode(UnregisterNodeRequest, Reply<UnregisterNodeResponse>),
     /// `refreshNodes` by the caller: the host lists read again; the nodes that had to leave.
     RefreshNodes(String, Reply<Vec<String>>),
     /// The answer comes with the request handed back: its strings (every container's id)
@@ -360,6 +364,9 @@ fn handle(core: &mut Core, cmd: Command, now: Millis, shared: &Shared) {
         Command::RegisterNode(req, ip, r) => {
             let out = core.register_node(req, ip, now);
             let _ = r.send(out);
+        }
+        Command::UnregisterNode(req, r) => {
+            let _ = r.send(core.unregister_node(req, now));
         }
         Command::RefreshNodes(caller, r) => {
             let _ = r.send(refresh_nodes(core, &caller, now));

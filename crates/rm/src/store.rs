@@ -34,6 +34,26 @@ pub struct AttemptRecord {
     pub am_node: Option<String>,
     pub am_node_http: Option<String>,
     pub diagnostics: String,
+    /// Whether its failure counts against `am.max-attempts`.
+    #[serde(default = "yes")]
+    pub counts: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// What an application has used, kept with it so that a restart loses none of it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsageRecord {
+    pub memory_seconds: i64,
+    pub vcore_seconds: i64,
+    /// When its first AM container was allocated (YARN's launchTime).
+    pub launch_time: i64,
+    pub preempted_memory: i64,
+    pub preempted_vcores: i64,
+    pub preempted_am: u32,
+    pub preempted_non_am: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -53,6 +73,8 @@ pub struct AppRecord {
     pub diagnostics: String,
     pub priority: i32,
     pub attempts: Vec<AttemptRecord>,
+    #[serde(default)]
+    pub usage: UsageRecord,
 }
 
 /// What a restarted RM reads back.
@@ -72,6 +94,8 @@ pub trait StateStore: Send {
     fn set_epoch(&mut self, epoch: u32) -> Result<(), StoreError>;
     fn set_amrm_keys(&mut self, current: &MasterKey, next: Option<&MasterKey>) -> Result<(), StoreError>;
     fn put_app(&mut self, app: &AppRecord) -> Result<(), StoreError>;
+    /// Several applications in one write (the usage batches).
+    fn put_apps(&mut self, apps: &[AppRecord]) -> Result<(), StoreError>;
     fn remove_app(&mut self, id: &str) -> Result<(), StoreError>;
 }
 
@@ -98,6 +122,12 @@ impl StateStore for MemoryStore {
     }
     fn put_app(&mut self, app: &AppRecord) -> Result<(), StoreError> {
         self.state.apps.insert(app.id.clone(), app.clone());
+        Ok(())
+    }
+    fn put_apps(&mut self, apps: &[AppRecord]) -> Result<(), StoreError> {
+        for a in apps {
+            self.state.apps.insert(a.id.clone(), a.clone());
+        }
         Ok(())
     }
     fn remove_app(&mut self, id: &str) -> Result<(), StoreError> {
@@ -191,10 +221,20 @@ impl StateStore for RedbStore {
     }
 
     fn put_app(&mut self, app: &AppRecord) -> Result<(), StoreError> {
-        let bytes = serde_json::to_vec(app).map_err(|e| err("write")(e.to_string()))?;
+        self.put_apps(std::slice::from_ref(app))
+    }
+
+    fn put_apps(&mut self, apps: &[AppRecord]) -> Result<(), StoreError> {
+        let rows = apps
+            .iter()
+            .map(|a| serde_json::to_vec(a).map(|b| (a.id.as_str(), b)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| err("write")(e.to_string()))?;
         self.write("write", |tx| {
             let mut t = tx.open_table(APPS).map_err(|e| e.to_string())?;
-            t.insert(app.id.as_str(), bytes.as_slice()).map_err(|e| e.to_string())?;
+            for (id, bytes) in &rows {
+                t.insert(*id, bytes.as_slice()).map_err(|e| e.to_string())?;
+            }
             Ok(())
         })
     }
@@ -226,6 +266,7 @@ mod tests {
             diagnostics: String::new(),
             priority: 0,
             attempts: vec![],
+            usage: UsageRecord { memory_seconds: 7, ..Default::default() },
         }
     }
 

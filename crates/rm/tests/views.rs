@@ -236,3 +236,79 @@ fn a_finished_container_a_node_registers_with_again_is_reported_to_the_am_once()
     let (_, app) = rm.app(&id);
     assert_eq!(app["app"]["state"], "RUNNING", "{app}");
 }
+
+#[test]
+fn an_am_that_unregistered_and_lingers_is_stopped_after_the_am_expiry() {
+    let rm = start(
+        "finishing",
+        &[("yarn.resourcemanager.scheduler.class", FAIR), ("yarn.am.liveness-monitor.expiry-interval-ms", "1500")],
+        None,
+    );
+    rm.register_node("n1:1", 8192, 8);
+    let (s, id, body) = rm.submit("alice", "default", json!({}));
+    assert_eq!(s, 202, "{body}");
+    let am = rm.heartbeat_until_started("n1:1").pop().expect("the AM container is started");
+    let am_id = am.id().unwrap().container.to_string();
+    let (token, _) = rm.register_am(&id, &am);
+    let (s, out) = rm.am_call(
+        "/fairloom/v1/am/finish",
+        &token,
+        json!({ "final_status": "SUCCEEDED", "diagnostics": "", "tracking_url": "" }),
+    );
+    assert_eq!(s, 200, "{out}");
+    // The AM's process keeps running: the node keeps reporting it. It has the wait to exit.
+    let finished = Instant::now();
+    let mut rid = 100;
+    loop {
+        let out = rm.heartbeat("n1:1", rid, vec![status(&am_id, ContainerState::Running, 0)]);
+        rid += 1;
+        if let Some(k) = out.kill.iter().find(|k| k.container_id == am_id) {
+            assert!(
+                finished.elapsed() >= Duration::from_millis(1400),
+                "stopped before the wait: {:?}",
+                finished.elapsed()
+            );
+            assert_eq!(k.exit_status, fairloom_protocol::exit::KILLED_AFTER_APP_COMPLETION);
+            assert!(k.diagnostics.contains("did not exit"), "{k:?}");
+            break;
+        }
+        assert!(finished.elapsed() < Duration::from_secs(8), "the lingering AM was never stopped");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (_, a) = rm.app(&id);
+    assert_eq!(a["app"]["finalStatus"], "SUCCEEDED", "{a}");
+}
+
+#[test]
+fn a_node_is_told_an_end_was_noted_only_once_its_usage_is_stored() {
+    // One attempt only: no second AM accrues usage while this is read.
+    let rm = start("deferred-ack", &[("yarn.resourcemanager.scheduler.class", FAIR)], None);
+    rm.register_node("n1:1", 8192, 8);
+    let (s, id, body) = rm.submit("alice", "default", json!({ "max-app-attempts": 1 }));
+    assert_eq!(s, 202, "{body}");
+    let am = rm.heartbeat_until_started("n1:1").pop().expect("the AM container is started");
+    let am_id = am.id().unwrap().container.to_string();
+    let done = ContainerStatus { exit_status: 0, ..status(&am_id, ContainerState::Complete, 0) };
+    let first = rm.heartbeat("n1:1", 200, vec![done.clone()]);
+    assert!(first.acknowledged.is_empty(), "not before its usage is stored: {first:?}");
+    // The node keeps reporting it; within a store batch it is acknowledged, counted once.
+    let started = Instant::now();
+    let mut rid = 201;
+    loop {
+        let out = rm.heartbeat("n1:1", rid, vec![done.clone()]);
+        rid += 1;
+        if out.acknowledged.contains(&am_id) {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(3), "never acknowledged");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (_, a) = rm.app(&id);
+    assert_eq!(a["app"]["state"], "FAILED", "{a}");
+    let memory = a["app"]["memorySeconds"].as_i64().unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    let again = rm.heartbeat("n1:1", rid, vec![done]);
+    assert!(again.acknowledged.contains(&am_id), "once stored, a repeat is acknowledged at once");
+    let (_, a) = rm.app(&id);
+    assert_eq!(a["app"]["memorySeconds"].as_i64().unwrap(), memory, "reported again, counted once");
+}

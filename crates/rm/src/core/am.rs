@@ -305,7 +305,7 @@ impl Core {
             })
             .collect();
         for (app, attempt) in expired {
-            self.fail_attempt(app, format!("ApplicationMaster for attempt {attempt} timed out"), now);
+            self.fail_attempt(app, format!("ApplicationMaster for attempt {attempt} timed out"), None, now);
         }
     }
 }

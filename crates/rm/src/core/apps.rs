@@ -125,6 +125,7 @@ impl Core {
     pub(super) fn end_container(&mut self, id: &str, exit_status: i32, why: &str) -> Option<RmContainer> {
         let c = self.containers.remove(id)?;
         self.note_ended(c.cid);
+        self.ended_unstored(id);
         self.count(c.app, |q| q.containers_released += 1);
         // A lost node's orders are never delivered: it registers afresh.
         if let Some(node) = self.nodes.get_mut(&c.node).filter(|n| n.state == NodeState::Running) {
@@ -230,8 +231,11 @@ impl Core {
         self.conf.access.check_change(&self.sched, change, self.app(id)?, caller)
     }
 
-    /// The current attempt failed: retry while attempts remain, else the app fails.
-    pub(super) fn fail_attempt(&mut self, app_id: ApplicationId, why: String, now: Millis) {
+    /// The current attempt failed (its AM container ended with `exit`, when it did): retry
+    /// while the failures that count stay below the maximum, else the app fails. As in YARN,
+    /// an AM preempted, on a lost node, on a failed disk or killed by the RM does not count,
+    /// and with one attempt allowed there is no retry.
+    pub(super) fn fail_attempt(&mut self, app_id: ApplicationId, why: String, exit: Option<i32>, now: Millis) {
         let global = self.conf.am_max_attempts;
         let Some(app) = self.apps.get_mut(&app_id) else { return };
         if app.state.is_final() {
@@ -239,17 +243,27 @@ impl Core {
         }
         let number = app.attempt().map(|a| a.number).unwrap_or(0);
         let attempt_id = app.attempt_id(number);
+        let counts = !matches!(
+            exit,
+            Some(exit::PREEMPTED | exit::ABORTED | exit::DISKS_FAILED | exit::KILLED_BY_RESOURCEMANAGER)
+        );
         if let Some(a) = app.attempt_mut() {
             a.state = AttemptState::Failed;
             a.finish_time = now;
             a.diagnostics = why.clone();
+            a.counts = counts;
         }
         let max = app.max_attempts(global);
-        tracing::warn!("{attempt_id} State change to FAILED: {why}");
+        let failures = app.attempts.iter().filter(|a| a.state == AttemptState::Failed && a.counts).count() as u32;
+        let retry = max > 1 && failures < max;
+        tracing::warn!(
+            "{attempt_id} State change to FAILED{}: {why}",
+            if counts { "" } else { " (not counted against the attempts: the framework's doing)" }
+        );
         self.kill_app_containers(app_id, exit::KILLED_BY_RESOURCEMANAGER, "Container of a failed attempt.", false);
         self.release_attempt(app_id);
         let app = self.apps.get_mut(&app_id).expect("present");
-        if number < max {
+        if retry {
             let (name, queue, user, am, priority) =
                 (app.sub.name().to_string(), app.queue.clone(), app.user.clone(), app.sub.am_resource(), app.priority);
             app.attempts.push(Attempt::new(number + 1, now));
@@ -273,7 +287,7 @@ impl Core {
         } else {
             self.finish_failed(
                 app_id,
-                format!("Application {app_id} failed {max} times due to: {why}. Failing the application."),
+                format!("Application {app_id} failed {failures} times due to: {why}. Failing the application."),
                 now,
             );
         }
@@ -312,12 +326,32 @@ impl Core {
         self.persist_or_log(app_id);
         self.log_summary(app_id);
         self.count(app_id, |c| c.completed += 1);
-        // Its containers stop, except the AM's, which is exiting on its own.
+        // Its containers stop, except the AM's, which is exiting on its own: it has an AM
+        // expiry to do so (YARN's AM-finishing wait), then it is stopped.
         let why = "Container killed after the application finished.";
         self.kill_app_containers(app_id, exit::KILLED_AFTER_APP_COMPLETION, why, true);
+        if let Some(am) = self.containers.of_app(app_id).find(|c| c.is_am).map(|c| c.id.clone()) {
+            self.finishing.push((app_id, am, now.saturating_add(self.conf.am_expiry_ms)));
+        }
         self.containers.detach_app(app_id);
         self.release_attempt(app_id);
         self.evict_completed();
+    }
+
+    /// AMs that unregistered and have not exited within the wait are stopped, as YARN's
+    /// AM-finishing monitor has them cleaned up.
+    pub(super) fn stop_finished_ams(&mut self, now: Millis) {
+        let (due, waiting): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.finishing).into_iter().partition(|f| f.2 <= now);
+        self.finishing = waiting;
+        self.finishing.retain(|(_, id, _)| self.containers.get(id).is_some());
+        for (app, id, _) in due {
+            if self.containers.get(&id).is_some() {
+                tracing::warn!("{app}: its AM container {id} did not exit after unregistering: stopping it");
+                let why = "Container killed: the ApplicationMaster unregistered and did not exit within yarn.am.liveness-monitor.expiry-interval-ms";
+                self.end_container(&id, exit::KILLED_AFTER_APP_COMPLETION, why);
+            }
+        }
     }
 
     /// Keep at most `max-completed-applications` finished applications (the oldest go).

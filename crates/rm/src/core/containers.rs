@@ -176,18 +176,6 @@ mod tests {
     }
 
     #[test]
-    fn resource_seconds_count_milliseconds_as_yarn_does() {
-        let c = RmContainer { resource: Res::new(1024, 2), allocated_at: 5_000, ..container(1, 1) };
-        // 1.9 s: YARN's resource × ms / 1000, not whole seconds.
-        assert_eq!(crate::core::nodes::resource_seconds(&c, 6_900), (1945, 3));
-        assert_eq!(
-            crate::core::nodes::resource_seconds(&c, 4_000),
-            (0, 0),
-            "a clock behind the allocation counts nothing"
-        );
-    }
-
-    #[test]
     fn running_seconds_follow_the_live_containers() {
         let mut live = LiveContainers::default();
         let app = ApplicationId { cluster_timestamp: 1, id: 1 };

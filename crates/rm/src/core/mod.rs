@@ -9,7 +9,9 @@ mod containers;
 mod node_table;
 mod nodes;
 mod recovery;
+mod register;
 mod tokens;
+mod usage;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -32,7 +34,7 @@ use crate::submission::Submission;
 pub use apps::KillOutcome;
 pub use containers::LiveContainers;
 pub use node_table::NodeTable;
-pub use nodes::{MAX_NODE_MEMORY_MB, MAX_NODE_VCORES};
+pub use register::{MAX_NODE_MEMORY_MB, MAX_NODE_VCORES};
 pub use tokens::Keys;
 
 /// YARN's RMAppState.
@@ -144,6 +146,9 @@ pub struct Attempt {
     pub am_node: Option<String>,
     pub am_node_http: Option<String>,
     pub diagnostics: String,
+    /// A failure that counts against `am.max-attempts` (YARN does not count an AM lost to
+    /// preemption, a lost node, a disk failure or the RM's own kill).
+    pub counts: bool,
     /// Volatile (not stored): the AM protocol's session.
     pub registered: bool,
     pub last_heartbeat: Millis,
@@ -170,6 +175,7 @@ impl Attempt {
             am_node: None,
             am_node_http: None,
             diagnostics: String::new(),
+            counts: true,
             registered: false,
             last_heartbeat: now,
             response_id: 0,
@@ -309,6 +315,8 @@ pub struct RmNode {
     pub health_report: String,
     /// What this registration answered as its session: heartbeats must carry it.
     pub session: String,
+    /// Ends it reported whose usage is stored: acknowledged in its next heartbeat's answer.
+    pub to_ack: Vec<String>,
     /// The address its host name resolved to at registration (the host lists match it too).
     pub ip: Option<String>,
 }
@@ -337,6 +345,20 @@ pub struct Core {
     /// RM's uptime.
     ended: HashMap<ApplicationId, HashSet<fairloom_model::ContainerId>>,
     pub nodes: NodeTable,
+    /// After a restart: nodes the running attempts' AMs were on that have not registered
+    /// yet, since when they are awaited (bounded by the nodes of the recovered attempts).
+    awaited: HashMap<String, Millis>,
+    /// Applications whose usage changed since it was last stored (bounded by the live and
+    /// kept applications).
+    usage_dirty: HashSet<ApplicationId>,
+    /// Ends nodes reported whose usage is not stored yet, by node; and every container whose
+    /// end is counted but not stored (both emptied at each store, every few hundred ms).
+    unflushed: HashMap<String, Vec<String>>,
+    awaiting_flush: HashSet<String>,
+    last_flush: Millis,
+    /// AMs that unregistered and may still be exiting: (app, AM container, when the RM stops
+    /// it), YARN's AM-finishing wait (bounded by the finishing applications).
+    finishing: Vec<(ApplicationId, String, Millis)>,
     /// Nodes whose state changed, in order (AMs learn them as `updated_nodes`).
     node_changes: Vec<NodeReport>,
     last_update: Millis,
@@ -447,6 +469,12 @@ impl Core {
             containers: LiveContainers::default(),
             ended: HashMap::new(),
             nodes: NodeTable::default(),
+            awaited: HashMap::new(),
+            usage_dirty: HashSet::new(),
+            unflushed: HashMap::new(),
+            awaiting_flush: HashSet::new(),
+            last_flush: now,
+            finishing: Vec::new(),
             node_changes: Vec::new(),
             last_update: now,
             last_liveness: now,
@@ -479,11 +507,14 @@ impl Core {
         }
         // YARN's liveness monitors wake every expiry/3; here at least once a second. Each
         // check walks every node and application, so not on every batch of commands.
+        self.maybe_flush(now);
         let every = (self.conf.nm_expiry_ms.min(self.conf.am_expiry_ms) / 3).clamp(1, 1000);
         if now - self.last_liveness >= every {
             self.last_liveness = now;
             self.expire_nodes(now);
+            self.expire_awaited(now);
             self.expire_attempts(now);
+            self.stop_finished_ams(now);
             let apps = &self.apps;
             self.ended.retain(|id, _| apps.get(id).is_some_and(|a| !a.state.is_final()));
         }

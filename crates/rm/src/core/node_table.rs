@@ -97,6 +97,7 @@ mod tests {
             to_kill: Vec::new(),
             health_report: String::new(),
             session: String::new(),
+            to_ack: Vec::new(),
             ip: None,
         }
     }

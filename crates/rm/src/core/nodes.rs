@@ -2,225 +2,17 @@
 //! heartbeats (completions in, the scheduler's decisions out as AM launches and allocations),
 //! containers the scheduler ended (preemption, lost nodes), and the node liveness monitor.
 
-use std::sync::Arc;
-
-use fairloom_model::{ApplicationId, ContainerId as YarnContainerId, Millis, DEFAULT_RACK};
+use fairloom_model::{ApplicationId, ContainerId as YarnContainerId, Millis};
 use fairloom_protocol::am::{Container, NodeReport};
-use fairloom_protocol::node::{
-    KillContainer, NodeAction, NodeHeartbeatRequest, NodeHeartbeatResponse, RegisterNodeRequest, RegisterNodeResponse,
-    StartContainer,
-};
+use fairloom_protocol::node::{KillContainer, NodeAction, NodeHeartbeatRequest, NodeHeartbeatResponse, StartContainer};
 use fairloom_protocol::{env, exit, ContainerState, ContainerStatus, LaunchContext};
-use fairloom_scheduler::{Decision, NodeSpec, Scheduler};
+use fairloom_scheduler::{Decision, Scheduler};
 
 use super::am::AmState;
-use super::{res_of, resource_of, AttemptState, Core, NodeNames, NodeState, RmContainer, RmNode, Slot};
+use super::{res_of, AttemptState, Core, NodeState, RmContainer, Slot};
 use crate::error::RmError;
 
-/// The most a node may offer. Nothing real comes near it, and with it the cluster's totals
-/// (and the per-second usage products) stay far from overflowing at any cluster size.
-pub const MAX_NODE_MEMORY_MB: i64 = 1 << 32;
-pub const MAX_NODE_VCORES: i64 = 1 << 20;
-
-/// A registration the RM turns away: the node is told to shut down, as YARN does.
-fn refused(diagnostics: String) -> RegisterNodeResponse {
-    tracing::warn!("{diagnostics}");
-    RegisterNodeResponse {
-        action: NodeAction::Shutdown,
-        container_token_master_key: None,
-        nm_token_master_key: None,
-        session: String::new(),
-        heartbeat_interval_ms: 0,
-        rm_identifier: 0,
-        diagnostics,
-    }
-}
-
 impl Core {
-    /// YARN's registerNodeManager. `ip` is what the node's host name resolved to (the host
-    /// lists may name either).
-    pub fn register_node(
-        &mut self,
-        req: RegisterNodeRequest,
-        ip: Option<String>,
-        now: Millis,
-    ) -> Result<RegisterNodeResponse, RmError> {
-        let host = match req.node_id.rsplit_once(':') {
-            Some((h, port)) if !h.is_empty() && port.parse::<u16>().is_ok() => h.to_string(),
-            _ => return Err(RmError::bad_request(format!("node id '{}' is not host:port", req.node_id))),
-        };
-        if !self.conf.hosts.allows(&host, ip.as_deref()) {
-            return Ok(refused(format!(
-                "Disallowed NodeManager from  {host}, Sending SHUTDOWN signal to the NodeManager."
-            )));
-        }
-        let (r, min) = (req.resource, self.min_allocation);
-        if r.memory < min.memory || r.vcores < min.vcores || r.memory <= 0 || r.vcores <= 0 {
-            return Ok(refused(format!(
-                "NodeManager from  {host} doesn't satisfy minimum allocations, Sending SHUTDOWN signal to the NodeManager. Node capabilities are <memory:{}, vCores:{}>; minimums are {}mb and {} vcores",
-                r.memory, r.vcores, min.memory, min.vcores
-            )));
-        }
-        if r.memory > MAX_NODE_MEMORY_MB || r.vcores > MAX_NODE_VCORES {
-            return Ok(refused(format!(
-                "NodeManager from  {host} offers <memory:{}, vCores:{}>, more than any node can (at most {MAX_NODE_MEMORY_MB} mb and {MAX_NODE_VCORES} vcores), Sending SHUTDOWN signal to the NodeManager.",
-                r.memory, r.vcores
-            )));
-        }
-        // A node registering again (its NM restarted, or it was lost) starts afresh.
-        if let Some(old) = self.nodes.remove(&req.node_id) {
-            tracing::info!("Reconnect from the node at: {} (it was {})", req.node_id, old.state.name());
-            if old.state == NodeState::Running {
-                self.sched.remove_node(old.sched);
-                self.sweep_ended(now);
-            }
-        }
-        let rack = req.rack.clone().unwrap_or_else(|| DEFAULT_RACK.to_string());
-        let spec = NodeSpec { name: &req.node_id, rack: Some(&rack), resource: resource_of(req.resource), label: None };
-        let ids = self.sched.add_nodes(&[spec]).map_err(|e| RmError::bad_request(e.to_string()))?;
-        let session = fairloom_protocol::token::to_hex(&(self.keygen)()[..16]);
-        self.nodes.insert(RmNode {
-            names: Arc::new(NodeNames {
-                id: req.node_id.clone(),
-                http: req.http_address.clone(),
-                rack: rack.clone(),
-                version: req.version.clone(),
-            }),
-            resource: req.resource,
-            sched: ids[0],
-            state: NodeState::Running,
-            last_heartbeat: now,
-            response_id: 0,
-            to_start: Vec::new(),
-            to_kill: Vec::new(),
-            health_report: String::new(),
-            session: session.clone(),
-            ip,
-        });
-        self.node_changed(&req.node_id);
-        // Its keys are new to it: every attempt is sent a new NM token for it (YARN's
-        // removeNodeKey).
-        for a in self.apps.values_mut().filter_map(|a| a.attempt_mut()) {
-            a.nm_tokens_sent.remove(&req.node_id);
-        }
-        tracing::info!(
-            "NodeManager from node {} (http {}) registered with capability <memory:{}, vCores:{}>, rack {}, reporting {} containers",
-            req.node_id,
-            req.http_address,
-            req.resource.memory,
-            req.resource.vcores,
-            rack,
-            req.containers.len()
-        );
-        for status in &req.containers {
-            self.recover_container(&req.node_id, status, now);
-        }
-        Ok(RegisterNodeResponse {
-            action: NodeAction::Normal,
-            container_token_master_key: Some(self.keys.container.current().clone()),
-            nm_token_master_key: Some(self.keys.nm.current().clone()),
-            session,
-            heartbeat_interval_ms: self.conf.nm_heartbeat_ms,
-            rm_identifier: self.cluster_ts,
-            diagnostics: String::new(),
-        })
-    }
-
-    /// `refreshNodes`: take the include and exclude lists anew; a running node they no longer
-    /// allow is decommissioned (or shut down when it is in neither list), its containers end
-    /// as on a lost node, and its next heartbeat tells it to shut down. The ids of the nodes
-    /// that left.
-    pub fn refresh_nodes(&mut self, hosts: crate::conf::HostLists, now: Millis) -> Vec<String> {
-        self.conf.hosts = hosts;
-        let leaving: Vec<(String, NodeState)> = self
-            .nodes
-            .values()
-            .filter(|n| n.state == NodeState::Running)
-            .filter_map(|n| {
-                let host = n.names.id.rsplit_once(':').map_or(n.names.id.as_str(), |(h, _)| h);
-                let ip = n.ip.as_deref();
-                (!self.conf.hosts.allows(host, ip)).then(|| {
-                    let to = if self.conf.hosts.untracked(host, ip) {
-                        NodeState::Shutdown
-                    } else {
-                        NodeState::Decommissioned
-                    };
-                    (n.names.id.clone(), to)
-                })
-            })
-            .collect();
-        for (id, to) in &leaving {
-            tracing::warn!("Forcefully decommissioning node {id}: {} by the host lists", to.name());
-            self.deactivate_node(id, *to, now);
-        }
-        leaving.into_iter().map(|(id, _)| id).collect()
-    }
-
-    /// A running node leaves: the scheduler drops it, its containers end ABORTED as on a
-    /// lost node, AMs hear of it.
-    fn deactivate_node(&mut self, id: &str, to: NodeState, now: Millis) {
-        let node = self.nodes.get_mut(id).expect("listed");
-        node.state = to;
-        node.to_start.clear();
-        node.to_kill.clear();
-        let sched = node.sched;
-        self.sched.remove_node(sched);
-        self.node_changed(id);
-        self.sweep_ended(now);
-    }
-
-    /// A container a registering node reports: taken back when it belongs to a live attempt
-    /// (work-preserving recovery), otherwise left to be killed at the next heartbeat.
-    fn recover_container(&mut self, node: &str, status: &ContainerStatus, now: Millis) {
-        let Ok(cid) = status.container_id.parse::<YarnContainerId>() else { return };
-        let app_id = cid.attempt.application;
-        if self.containers.get_id(&cid).is_some() || self.ended.get(&app_id).is_some_and(|e| e.contains(&cid)) {
-            return;
-        }
-        let Some(app) = self.apps.get(&app_id) else { return };
-        let Some(attempt) = app.attempt() else { return };
-        if app.state.is_final() || attempt.number != cid.attempt.attempt {
-            return;
-        }
-        let is_am = attempt.am_container.as_deref() == Some(status.container_id.as_str());
-        if status.state == ContainerState::Complete {
-            self.note_ended(cid);
-            if is_am {
-                self.fail_attempt(app_id, format!("AM container exited with exitCode: {}", status.exit_status), now);
-            } else if let Some(a) = self.apps.get_mut(&app_id).and_then(|a| a.attempt_mut()) {
-                a.new_completed.push(status.clone());
-            }
-            return;
-        }
-        let Some(sched_app) = app.sched else { return };
-        let node_id = self.nodes[node].sched;
-        let placed = self.sched.place_containers(
-            sched_app,
-            node_id,
-            resource_of(status.resource),
-            status.priority,
-            1,
-            is_am,
-            None,
-        );
-        let Ok(placed) = placed else { return };
-        let slot = placed[0];
-        let seq = self.sched.container(slot).seq;
-        self.containers.insert(RmContainer {
-            id: status.container_id.clone(),
-            cid,
-            app: app_id,
-            attempt: cid.attempt.attempt,
-            slot: Some(Slot { id: slot, seq, app: sched_app }),
-            node: node.to_string(),
-            resource: status.resource,
-            priority: status.priority,
-            is_am,
-            allocated_at: now,
-            running: true,
-        });
-    }
-
     pub fn node_heartbeat(
         &mut self,
         req: &NodeHeartbeatRequest,
@@ -269,14 +61,18 @@ impl Core {
         for status in &req.containers {
             match status.state {
                 ContainerState::Complete => {
-                    acknowledged.push(status.container_id.clone());
                     if let Some(c) = self.containers.remove(&status.container_id) {
                         self.note_ended(c.cid);
                         self.count(c.app, |q| q.containers_released += 1);
                         if let Some(slot) = c.slot.filter(|s| self.slot_alive(s)) {
                             completed.push((slot.id, status.exit_status));
                         }
+                        // Acknowledged once the usage it adds is stored.
+                        self.pending_ack(&req.node_id, &status.container_id);
                         finished.push((c, status.clone()));
+                    } else if !self.awaiting_flush(&status.container_id) {
+                        // Already noted and stored (or never ours).
+                        acknowledged.push(status.container_id.clone());
                     }
                 }
                 _ => match self.containers.set_running(&status.container_id) {
@@ -311,6 +107,7 @@ impl Core {
                 });
             }
         }
+        acknowledged.append(&mut node.to_ack);
         // YARN's populateKeys: a next key the node does not have yet.
         let next = |k: &crate::secrets::RollingKey, known: i32| k.next().filter(|n| n.key_id != known).cloned();
         Ok(NodeHeartbeatResponse {
@@ -332,12 +129,9 @@ impl Core {
     }
 
     /// A container of ours ended (its node reported it, or the scheduler ended it).
-    fn container_finished(&mut self, c: RmContainer, status: ContainerStatus, now: Millis) {
+    pub(super) fn container_finished(&mut self, c: RmContainer, status: ContainerStatus, now: Millis) {
+        self.add_usage(c.app, c.resource, c.allocated_at, now);
         let Some(app) = self.apps.get_mut(&c.app) else { return };
-        // As YARN's RMContainerImpl: resource × milliseconds / 1000 per container.
-        let (memory, vcores) = resource_seconds(&c, now);
-        app.memory_seconds += memory;
-        app.vcore_seconds += vcores;
         if status.exit_status == exit::PREEMPTED {
             app.preempted.memory += c.resource.memory;
             app.preempted.vcores += c.resource.vcores;
@@ -361,7 +155,7 @@ impl Core {
                 status.exit_status,
                 status.diagnostics
             );
-            self.fail_attempt(c.app, why, now);
+            self.fail_attempt(c.app, why, Some(status.exit_status), now);
         } else if let Some(a) = app.attempt_mut() {
             a.new_completed.push(status);
         }
@@ -496,7 +290,7 @@ impl Core {
         }
     }
 
-    fn node_changed(&mut self, id: &str) {
+    pub(super) fn node_changed(&mut self, id: &str) {
         let n = &self.nodes[id];
         self.node_changes.push(NodeReport {
             node_id: n.names.id.clone(),
@@ -529,11 +323,4 @@ fn am_launch_context(app: &super::RmApp, container: &str, conf: &crate::conf::Rm
         launch.environment.push((k.to_string(), v));
     }
     launch
-}
-
-/// What `c` has used from its allocation until `now`, in MB-seconds and vcore-seconds, as
-/// YARN counts it (resource × elapsed milliseconds / 1000, so a 1.9 s container counts 1.9 s).
-pub(crate) fn resource_seconds(c: &RmContainer, now: Millis) -> (i64, i64) {
-    let ms = (now - c.allocated_at).max(0);
-    (c.resource.memory.saturating_mul(ms) / 1000, c.resource.vcores.saturating_mul(ms) / 1000)
 }

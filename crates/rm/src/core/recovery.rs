@@ -9,9 +9,9 @@ use fairloom_scheduler::{Scheduler, SubmitSpec};
 
 use super::{resource_of, AppState, Attempt, AttemptState, Core, RmApp};
 use crate::error::RmError;
-use crate::store::{AppRecord, AttemptRecord, Recovered};
+use crate::store::{AppRecord, AttemptRecord, Recovered, UsageRecord};
 
-pub(super) fn record_of(app: &RmApp) -> AppRecord {
+pub(crate) fn record_of(app: &RmApp) -> AppRecord {
     AppRecord {
         id: app.id.to_string(),
         user: app.user.clone(),
@@ -36,8 +36,18 @@ pub(super) fn record_of(app: &RmApp) -> AppRecord {
                 am_node: a.am_node.clone(),
                 am_node_http: a.am_node_http.clone(),
                 diagnostics: a.diagnostics.clone(),
+                counts: a.counts,
             })
             .collect(),
+        usage: UsageRecord {
+            memory_seconds: app.memory_seconds,
+            vcore_seconds: app.vcore_seconds,
+            launch_time: app.launch_time,
+            preempted_memory: app.preempted.memory,
+            preempted_vcores: app.preempted.vcores,
+            preempted_am: app.preempted_am,
+            preempted_non_am: app.preempted_non_am,
+        },
     }
 }
 
@@ -67,6 +77,7 @@ impl Core {
                     a.am_node = r.am_node.clone();
                     a.am_node_http = r.am_node_http.clone();
                     a.diagnostics = r.diagnostics.clone();
+                    a.counts = r.counts;
                     // The monitor waits a whole expiry for the AM to come back.
                     a.last_heartbeat = now;
                     a
@@ -85,20 +96,24 @@ impl Core {
                 diagnostics: record.diagnostics.clone(),
                 submit_time: record.submit_time,
                 start_time: record.start_time,
-                launch_time: 0,
+                launch_time: record.usage.launch_time,
                 finish_time: record.finish_time,
                 priority: record.priority,
                 attempts,
                 sched: None,
                 progress: if state.is_final() { 1.0 } else { 0.0 },
-                memory_seconds: 0,
-                vcore_seconds: 0,
-                preempted: Res::default(),
-                preempted_am: 0,
-                preempted_non_am: 0,
+                memory_seconds: record.usage.memory_seconds,
+                vcore_seconds: record.usage.vcore_seconds,
+                preempted: Res::new(record.usage.preempted_memory, record.usage.preempted_vcores),
+                preempted_am: record.usage.preempted_am,
+                preempted_non_am: record.usage.preempted_non_am,
             };
             if !state.is_final() {
                 let launched = app.attempt().is_some_and(|a| a.am_container.is_some() && !a.state.is_final());
+                // Its AM's node must register again within the NM expiry, or the AM is lost.
+                if let Some(node) = app.attempt().filter(|_| launched).and_then(|a| a.am_node.clone()) {
+                    self.awaited.insert(node, now);
+                }
                 // A launched attempt's AM runs somewhere: its node will report it, so the
                 // scheduler must not allocate another.
                 let am = (!launched).then(|| resource_of(app.sub.am_resource()));

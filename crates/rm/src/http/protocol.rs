@@ -24,6 +24,7 @@ pub fn tracker_router(ctx: Ctx) -> Router {
     Router::new()
         .route(paths::REGISTER_NODE, post(register_node))
         .route(paths::NODE_HEARTBEAT, post(node_heartbeat))
+        .route(paths::UNREGISTER_NODE, post(unregister_node))
         .fallback(|| async { RmError::not_found("unknown resource-tracker call").into_response() })
         .layer(axum::middleware::from_fn_with_state(ctx.clone(), super::log_refusals))
         .with_state(ctx)
@@ -59,6 +60,12 @@ async fn resolve(node: &str) -> Option<String> {
     found.map(|a| a.ip().to_string()).next()
 }
 
+async fn unregister_node(State(ctx): State<Ctx>, body: Bytes) -> R {
+    let req = parse_body(&body, "node unregistration")?;
+    let out = ctx.rm.call(|r| Command::UnregisterNode(req, r)).await?;
+    Ok(json_response(StatusCode::OK, &out))
+}
+
 async fn node_heartbeat(State(ctx): State<Ctx>, body: Bytes) -> R {
     let started = Instant::now();
     let req = parse_body(&body, "node heartbeat")?;
@@ -78,16 +85,18 @@ fn token(headers: &HeaderMap) -> Result<Token, RmError> {
 }
 
 async fn register_am(State(ctx): State<Ctx>, headers: HeaderMap, body: Bytes) -> R {
-    let req = parse_body(&body, "registerApplicationMaster")?;
+    // Who calls first: nothing is said of the body to a caller without a token.
     let token = token(&headers)?;
+    let req = parse_body(&body, "registerApplicationMaster")?;
     let out = ctx.rm.call(|r| Command::RegisterAm(req, token, r)).await?;
     Ok(json_response(StatusCode::OK, &out))
 }
 
 async fn allocate(State(ctx): State<Ctx>, headers: HeaderMap, body: Bytes) -> R {
     let started = Instant::now();
-    let req = parse_body(&body, "allocate")?;
+    // Who calls first: nothing is said of the body to a caller without a token.
     let token = token(&headers)?;
+    let req = parse_body(&body, "allocate")?;
     let out = ctx.rm.call(|r| Command::Allocate(req, token, r)).await?;
     let response = json_response(StatusCode::OK, &*out);
     ctx.metrics.am_allocate.observe(started.elapsed().as_secs_f64());
@@ -95,8 +104,9 @@ async fn allocate(State(ctx): State<Ctx>, headers: HeaderMap, body: Bytes) -> R 
 }
 
 async fn finish_am(State(ctx): State<Ctx>, headers: HeaderMap, body: Bytes) -> R {
-    let req = parse_body(&body, "finishApplicationMaster")?;
+    // Who calls first: nothing is said of the body to a caller without a token.
     let token = token(&headers)?;
+    let req = parse_body(&body, "finishApplicationMaster")?;
     let out = ctx.rm.call(|r| Command::FinishAm(req, token, r)).await?;
     Ok(json_response(StatusCode::OK, &out))
 }
