@@ -9,6 +9,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 
 use fairloom_config::properties::Properties;
+use fairloom_nm::executor::Executor;
 use fairloom_nm::NmConf;
 use fairloom_protocol::Res;
 use fairloom_rm::conf::{keys, RmConf};
@@ -105,14 +106,26 @@ fn flag(site: &Properties, key: &str, default: bool) -> Result<bool> {
     }
 }
 
-/// The NodeManager's yarn-site keys: its kill delay and recovery (`up` recovers by default,
-/// as its RM does).
-fn nm_conf(site: &Properties, base: NmConf, recovery_default: bool) -> Result<NmConf> {
+/// The NodeManager's yarn-site keys: its kill delay, recovery (`up` recovers by default, as
+/// its RM does) and container executor, whose `container-executor.cfg` is read from the
+/// configuration directory (YARN keeps it beside the binary's configuration).
+fn nm_conf(site: &Properties, conf_dir: Option<&Path>, base: NmConf, recovery_default: bool) -> Result<NmConf> {
+    let cfg_path = conf_dir.map(|d| d.join("container-executor.cfg"));
+    let cfg = match &cfg_path {
+        Some(p) => match std::fs::read_to_string(p) {
+            Ok(t) => Some(t),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => bail!("{}: {e}", p.display()),
+        },
+        None => None,
+    };
+    let executor = Executor::from_conf(|k| site.get(k).cloned(), cfg.as_deref())?;
     Ok(NmConf {
         kill_delay_ms: kill_delay(site)?,
         recovery: flag(site, "yarn.nodemanager.recovery.enabled", recovery_default)?,
         supervised: flag(site, "yarn.nodemanager.recovery.supervised", false)?,
         state_dir: site.get("yarn.nodemanager.recovery.dir").map(PathBuf::from),
+        executor,
         ..base
     })
 }
@@ -164,8 +177,9 @@ pub fn nm(args: &NmArgs) -> Result<ExitCode> {
         recovery: false,
         supervised: false,
         state_dir: None,
+        executor: Executor::Default,
     };
-    let conf = nm_conf(&site, base, false)?;
+    let conf = nm_conf(&site, args.conf.as_deref(), base, false)?;
     runtime()?.block_on(async {
         let nm = fairloom_nm::start(conf).await?;
         println!("fairloom NodeManager {} (web http://{}) reporting to {}", nm.node_id, nm.http, args.rm);
@@ -231,9 +245,11 @@ pub fn up(args: &UpArgs) -> Result<ExitCode> {
                 recovery: true,
                 supervised: false,
                 state_dir: None,
+                executor: Executor::Default,
             };
             // Each node keeps its own state (yarn.nodemanager.recovery.dir would be shared).
-            let nm = fairloom_nm::start(NmConf { state_dir: None, ..nm_conf(&site, base, true)? }).await?;
+            let nm_conf = nm_conf(&site, args.conf.as_deref(), base, true)?;
+            let nm = fairloom_nm::start(NmConf { state_dir: None, ..nm_conf }).await?;
             nms.push(nm);
         }
         print_rm(&rm);

@@ -92,7 +92,9 @@ fn up_killed_mid_app_takes_its_containers_back_and_the_app_succeeds() {
     assert_eq!(a["finalStatus"], "SUCCEEDED", "{a}");
     assert_eq!(attempts(&c, &id).len(), 1, "the AM was taken back, not started again");
     assert_eq!(dones(&state, &id), 3, "every task ran once, to its end");
-    eventually(Duration::from_secs(10), "no process of the app left", || container_pids(&id, &dir.0).is_empty().then_some(()));
+    eventually(Duration::from_secs(10), "no process of the app left", || {
+        container_pids(&id, &dir.0).is_empty().then_some(())
+    });
 }
 
 #[test]
@@ -113,7 +115,10 @@ fn up_killed_without_nm_recovery_kills_the_orphans_and_the_app_retries() {
     // The new NodeManagers killed what the last run left before registering.
     let alive: Vec<i32> =
         before.iter().copied().filter(|p| std::path::Path::new(&format!("/proc/{p}")).exists()).collect();
-    assert!(alive.iter().all(|p| !container_pids(&id, &dir.0).contains(p)), "first-run processes still alive: {alive:?}");
+    assert!(
+        alive.iter().all(|p| !container_pids(&id, &dir.0).contains(p)),
+        "first-run processes still alive: {alive:?}"
+    );
     // The first attempt failed as its AM was killed (ABORTED: not counted) and a second runs,
     // long before any expiry would have noticed (4 s for AMs here).
     let list = eventually(Duration::from_secs(20), "a second attempt", || {
@@ -126,7 +131,9 @@ fn up_killed_without_nm_recovery_kills_the_orphans_and_the_app_retries() {
     let url = format!("http://{}/ws/v1/cluster/apps/{id}/state?user.name=alice", c.web);
     send("PUT", &url, r#"{"state":"KILLED"}"#).unwrap();
     let _ = s.finish(Duration::from_secs(30));
-    eventually(Duration::from_secs(10), "no process of the app left", || container_pids(&id, &dir.0).is_empty().then_some(()));
+    eventually(Duration::from_secs(10), "no process of the app left", || {
+        container_pids(&id, &dir.0).is_empty().then_some(())
+    });
 }
 
 #[test]

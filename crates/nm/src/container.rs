@@ -13,6 +13,7 @@ use std::time::Duration;
 use fairloom_protocol::token::{ContainerTokenId, Credentials};
 use fairloom_protocol::{ContainerState, ContainerStatus, LaunchContext, Res};
 
+use crate::executor::{Executor, RunAs};
 use crate::localize::localize;
 use crate::metrics::NmMetrics;
 
@@ -91,6 +92,8 @@ pub struct Env {
     pub metrics: Arc<NmMetrics>,
     /// Saves the node's state after every change (none in unit tests).
     pub persist: Option<Persist>,
+    /// Who containers run as.
+    pub executor: Arc<Executor>,
 }
 
 /// What saves a node's state (see [`crate::state`]).
@@ -233,12 +236,56 @@ fn write_token_file(work: &Path, credentials: Option<&[u8]>) -> Result<PathBuf, 
     Ok(path)
 }
 
+/// The container's directories: with the Linux executor, owned by the user it runs as and
+/// closed to others (YARN's container-executor modes: the user's cache 2750, the
+/// application's 750, the container's work dir 710, log dirs 2750 and 750).
+fn make_dirs(env: &Env, spec: &Launch, work: &Path, logs: &Path, run_as: Option<&RunAs>) -> Result<(), String> {
+    fn io(p: &Path) -> impl Fn(std::io::Error) -> String + '_ {
+        move |e| format!("{}: {e}", p.display())
+    }
+    std::fs::create_dir_all(work).map_err(io(work))?;
+    std::fs::create_dir_all(logs).map_err(io(logs))?;
+    let Some(r) = run_as else { return Ok(()) };
+    let user_dir = env.local_dir.join("usercache").join(&spec.id.user);
+    let app = spec.id.container.attempt.application.to_string();
+    let app_dir = user_dir.join("appcache").join(&app);
+    for (dir, mode) in [
+        (user_dir.as_path(), 0o2750),
+        (&user_dir.join("appcache"), 0o750),
+        (&app_dir, 0o750),
+        (work, 0o710),
+        (&env.log_root.join(&app), 0o2750),
+        (logs, 0o750),
+    ] {
+        r.own(dir, mode).map_err(io(dir))?;
+    }
+    Ok(())
+}
+
+/// Become `uid`, `gid` with `groups`, between fork and exec (only system calls that are
+/// safe there: the groups were looked up before the fork).
+fn become_user(uid: u32, gid: u32, groups: &[u32]) -> std::io::Result<()> {
+    // SAFETY: setgroups, setgid and setuid are async-signal-safe system calls reading only
+    // the slice given; the order drops the groups and the group before the user.
+    unsafe {
+        if libc::setgroups(groups.len(), groups.as_ptr()) != 0 || libc::setgid(gid) != 0 || libc::setuid(uid) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
 fn start_process(env: &Env, spec: &Launch, id: &str, work: &Path, logs: &Path) -> Result<std::process::Child, String> {
-    std::fs::create_dir_all(work).map_err(|e| format!("{}: {e}", work.display()))?;
-    std::fs::create_dir_all(logs).map_err(|e| format!("{}: {e}", logs.display()))?;
-    localize(work, &spec.context.local_resources).map_err(|e| e.to_string())?;
-    let token_file = write_token_file(work, spec.credentials)?;
     let user = spec.id.user.as_str();
+    let run_as = env.executor.run_as(user).map_err(|e| e.0)?;
+    make_dirs(env, spec, work, logs, run_as.as_ref())?;
+    localize(work, &spec.context.local_resources, run_as.as_ref()).map_err(|e| e.to_string())?;
+    let token_file = write_token_file(work, spec.credentials)?;
+    let own = |path: &Path, mode: u32| match &run_as {
+        Some(r) => r.own(path, mode).map_err(|e| format!("{}: {e}", path.display())),
+        None => Ok(()),
+    };
+    own(&token_file, 0o600)?;
     let mut vars: Vec<(String, String)> = Vec::new();
     // YARN's env whitelist: what the node's own environment passes through.
     for name in ["PATH", "HOME", "LANG", "JAVA_HOME", "HADOOP_HOME", "HADOOP_CONF_DIR", "TMPDIR"] {
@@ -246,7 +293,12 @@ fn start_process(env: &Env, spec: &Launch, id: &str, work: &Path, logs: &Path) -
             vars.push((name.to_string(), v));
         }
     }
-    let own = [
+    if let Some(r) = &run_as {
+        // Not the NodeManager's home: the user's own.
+        vars.retain(|(k, _)| k != "HOME");
+        vars.push(("HOME".to_string(), r.home.clone()));
+    }
+    let yarn = [
         ("CONTAINER_ID", id.to_string()),
         ("NM_HOST", env.host.clone()),
         ("NM_PORT", env.port.to_string()),
@@ -259,10 +311,10 @@ fn start_process(env: &Env, spec: &Launch, id: &str, work: &Path, logs: &Path) -
         ("HADOOP_TOKEN_FILE_LOCATION", token_file.display().to_string()),
         ("LOCAL_USER_DIRS", env.local_dir.join("usercache").join(user).display().to_string()),
     ];
-    vars.extend(own.iter().map(|(k, v)| (k.to_string(), v.clone())));
+    vars.extend(yarn.iter().map(|(k, v)| (k.to_string(), v.clone())));
     for (k, v) in &spec.context.environment {
         // YARN's own variables are the node's to set, not the launch context's.
-        if own.iter().any(|(name, _)| name == k) {
+        if yarn.iter().any(|(name, _)| name == k) {
             continue;
         }
         vars.retain(|(name, _)| name != k);
@@ -284,19 +336,29 @@ fn start_process(env: &Env, spec: &Launch, id: &str, work: &Path, logs: &Path) -
     script.push_str(&format!("echo \"$rc\" > {exit}.tmp && /bin/mv -f {exit}.tmp {exit}\nexit \"$rc\"\n"));
     let script_path = work.join("launch_container.sh");
     std::fs::write(&script_path, script).map_err(|e| format!("{}: {e}", script_path.display()))?;
+    own(&script_path, 0o700)?;
     let out = File::create(logs.join("stdout")).map_err(|e| e.to_string())?;
     let err = File::create(logs.join("stderr")).map_err(|e| e.to_string())?;
-    Command::new("/bin/bash")
-        .arg(&script_path)
+    own(&logs.join("stdout"), 0o640)?;
+    own(&logs.join("stderr"), 0o640)?;
+    let mut cmd = Command::new("/bin/bash");
+    cmd.arg(&script_path)
         .current_dir(work)
         .env_clear()
         .envs(vars.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
-        .process_group(0)
-        .spawn()
-        .map_err(|e| format!("cannot start /bin/bash: {e}"))
+        .process_group(0);
+    if let Some(r) = run_as {
+        let (uid, gid, groups) = (r.uid, r.gid, r.groups);
+        // SAFETY: the closure runs in the child between fork and exec and only makes the
+        // async-signal-safe calls of become_user, over data moved in before the fork.
+        unsafe {
+            cmd.pre_exec(move || become_user(uid, gid, &groups));
+        }
+    }
+    cmd.spawn().map_err(|e| format!("cannot start /bin/bash: {e}"))
 }
 
 /// Wait for the process on a thread of its own and record how it ended.
@@ -431,6 +493,7 @@ mod tests {
             kill_delay: Duration::from_millis(10),
             metrics: Arc::new(NmMetrics::default()),
             persist: None,
+            executor: Arc::new(Executor::Default),
         };
         let table: Table = Arc::new(Mutex::new(BTreeMap::new()));
         for user in ["../../../x", "a/b", "..", ""] {

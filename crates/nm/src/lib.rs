@@ -6,6 +6,7 @@
 
 pub mod auth;
 pub mod container;
+pub mod executor;
 mod heartbeat;
 mod http;
 pub mod localize;
@@ -51,6 +52,8 @@ pub struct NmConf {
     pub supervised: bool,
     /// `yarn.nodemanager.recovery.dir`; default `DIR/nm-recovery`.
     pub state_dir: Option<PathBuf>,
+    /// Who containers run as (`yarn.nodemanager.container-executor.class`).
+    pub executor: executor::Executor,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -224,6 +227,7 @@ pub async fn start(conf: NmConf) -> Result<NmHandle, NmError> {
             kill_delay: Duration::from_millis(conf.kill_delay_ms),
             metrics: Arc::new(metrics::NmMetrics::default()),
             persist: Some(persister(store, guard, http.port())),
+            executor: Arc::new(conf.executor.clone()),
         },
         started_on: now_ms(),
     };

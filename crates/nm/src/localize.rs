@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use fairloom_protocol::LocalResource;
 
+use crate::executor::RunAs;
+
 #[derive(Debug, thiserror::Error)]
 pub enum LocalizeError {
     #[error("local resource '{key}': {message}")]
@@ -38,24 +40,59 @@ fn target(work: &Path, r: &LocalResource) -> Result<PathBuf, LocalizeError> {
     Ok(work.join(&r.key))
 }
 
-pub fn localize(work: &Path, resources: &[LocalResource]) -> Result<(), LocalizeError> {
+/// Fetch `resources` into `work`. With `reader` (the Linux executor's user), only what that
+/// user may read: a root NodeManager must not link or unpack for a container what its user
+/// could not open, and what it unpacks belongs to that user.
+pub fn localize(work: &Path, resources: &[LocalResource], reader: Option<&RunAs>) -> Result<(), LocalizeError> {
     for r in resources {
         let src = source_path(r)?;
         let dst = target(work, r)?;
+        if let Some(u) = reader.filter(|u| !u.may_read(&src)) {
+            return Err(bad(r, format!("user {} may not read {}", u.name, src.display())));
+        }
         match r.kind.to_ascii_uppercase().as_str() {
             "FILE" => std::os::unix::fs::symlink(&src, &dst)
                 .map_err(|e| bad(r, format!("cannot link {}: {e}", src.display())))?,
-            "ARCHIVE" => unpack(&src, &dst).map_err(|e| bad(r, format!("cannot unpack {}: {e}", src.display())))?,
+            "ARCHIVE" => {
+                unpack(&src, &dst, reader).map_err(|e| bad(r, format!("cannot unpack {}: {e}", src.display())))?
+            }
             other => return Err(bad(r, format!("not supported: resource type {other} (FILE and ARCHIVE are)"))),
         }
     }
     Ok(())
 }
 
-fn unpack(src: &Path, dst: &Path) -> std::io::Result<()> {
+/// Give `dir` and everything under it to `user` (not following links).
+fn own_tree(dir: &Path, user: &RunAs) -> std::io::Result<()> {
+    std::os::unix::fs::lchown(dir, Some(user.uid), Some(user.gid))?;
+    if std::fs::symlink_metadata(dir)?.is_dir() {
+        for e in std::fs::read_dir(dir)? {
+            own_tree(&e?.path(), user)?;
+        }
+    }
+    Ok(())
+}
+
+fn unpack(src: &Path, dst: &Path, reader: Option<&RunAs>) -> std::io::Result<()> {
     std::fs::create_dir_all(dst)?;
     let name = src.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_ascii_lowercase();
     let file = File::open(src)?;
+    if let Some(u) = reader {
+        // What was opened is what was checked (not a file swapped in since).
+        use std::os::unix::fs::MetadataExt;
+        let (opened, checked) = (file.metadata()?, std::fs::metadata(src)?);
+        if (opened.dev(), opened.ino()) != (checked.dev(), checked.ino()) || !u.may_read(src) {
+            return Err(std::io::Error::other("the file changed while it was checked"));
+        }
+    }
+    let unpacked = unpack_file(file, &name, dst);
+    match (unpacked, reader) {
+        (Ok(()), Some(u)) => own_tree(dst, u),
+        (other, _) => other,
+    }
+}
+
+fn unpack_file(file: File, name: &str, dst: &Path) -> std::io::Result<()> {
     if name.ends_with(".tar.gz") || name.ends_with(".tgz") {
         tar::Archive::new(flate2::read::GzDecoder::new(file)).unpack(dst)
     } else if name.ends_with(".tar") {
@@ -93,14 +130,14 @@ mod tests {
             t.append_path_with_name(&f, "inner.txt").unwrap();
             t.into_inner().unwrap().finish().unwrap();
         }
-        localize(&work, &[res("d.txt", &f, "FILE"), res("arch", &archive, "ARCHIVE")]).unwrap();
+        localize(&work, &[res("d.txt", &f, "FILE"), res("arch", &archive, "ARCHIVE")], None).unwrap();
         assert_eq!(std::fs::read_to_string(work.join("d.txt")).unwrap(), "hello");
         assert_eq!(std::fs::read_to_string(work.join("arch/inner.txt")).unwrap(), "hello");
-        let e = localize(&work, &[res("../x", &f, "FILE")]).unwrap_err();
+        let e = localize(&work, &[res("../x", &f, "FILE")], None).unwrap_err();
         assert!(e.to_string().contains("plain file name"), "{e}");
         let mut http = res("h", &f, "FILE");
         http.resource = "hdfs://nn/x".to_string();
-        assert!(localize(&work, &[http]).unwrap_err().to_string().contains("not supported"));
+        assert!(localize(&work, &[http], None).unwrap_err().to_string().contains("not supported"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -99,8 +99,13 @@ pub struct Proc {
 
 impl Proc {
     pub fn spawn(args: &[&str]) -> Self {
+        Self::spawn_bin(BIN, args)
+    }
+
+    /// `bin` (a copy of fairloom elsewhere) with `args`.
+    pub fn spawn_bin(bin: &str, args: &[&str]) -> Self {
         let mut child =
-            Command::new(BIN).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start fairloom");
+            Command::new(bin).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start fairloom");
         let out = child.stdout.take().unwrap();
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
