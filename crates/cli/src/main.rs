@@ -14,6 +14,7 @@ mod explain;
 mod logging;
 mod preempt;
 mod preempt_capacity;
+mod rmadmin;
 mod service;
 mod shares;
 mod shell;
@@ -72,6 +73,11 @@ enum Command {
     Explain {
         #[command(subcommand)]
         command: explain::ExplainCommand,
+    },
+    /// Operator's calls on a running ResourceManager (YARN's `yarn rmadmin`).
+    Rmadmin {
+        #[command(subcommand)]
+        command: rmadmin::RmadminCommand,
     },
     /// Benchmarks of the running service.
     Bench {
@@ -157,6 +163,7 @@ fn main() -> ExitCode {
         Command::Preempt(args) => preempt::run(args),
         Command::Am { command } => am::run(command),
         Command::Explain { command } => explain::run(command),
+        Command::Rmadmin { command } => rmadmin::run(command),
         Command::Bench { command: BenchCommand::Rm(args) } => bench_rm::run(args),
         Command::Rm(args) => service::rm(args),
         Command::Nm(args) => service::nm(args),

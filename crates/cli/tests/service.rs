@@ -417,3 +417,57 @@ fn bench_rm_drives_the_service_through_both_protocols() {
     assert!(v["rest_reads"].as_u64().unwrap() > 0, "{v}");
     assert!(v["in_process_cps"].as_f64().unwrap() > 0.0, "{v}");
 }
+
+#[test]
+fn rmadmin_refresh_nodes_decommissions_a_node_which_kills_its_containers_and_exits() {
+    let dir = TempDir::new("decommission");
+    let exclude = dir.0.join("exclude");
+    std::fs::write(&exclude, "").unwrap();
+    let c = write_conf(
+        &dir.0,
+        &[("yarn.resourcemanager.nodes.exclude-path", exclude.to_str().unwrap()), ("yarn.admin.acl", "ops")],
+        None,
+    );
+    let _rm = start_rm(&c);
+    let nm = start_nm(&c, &dir.0, "nm1", "8192 mb, 8 vcores");
+    wait_nodes(&c, 1);
+    let mut s = shell(&c, &["--num-containers", "1", "--", "sleep 60"]);
+    let id = submitted_id(&mut s);
+    wait_running_on_nodes(&c, 2);
+    std::fs::write(&exclude, "127.0.0.1\n").unwrap();
+    let rm = format!("http://{}", c.web);
+    let refused = Proc::spawn(&["rmadmin", "refresh-nodes", "--rm", &rm, "--user", "alice"]);
+    let (code, _) = refused.finish(Duration::from_secs(20));
+    assert_eq!(code, Some(2), "alice is not in yarn.admin.acl");
+    let admin = Proc::spawn(&["rmadmin", "refresh-nodes", "--rm", &rm, "--user", "ops"]);
+    let (code, out) = admin.finish(Duration::from_secs(20));
+    assert_eq!(code, Some(0), "{out:?}");
+    let node = node_id(&nm);
+    assert!(out.iter().any(|l| l.contains(&format!("decommissioned {node}"))), "{out:?}");
+    // Its next heartbeat tells it to shut down: it kills its containers and exits 1.
+    let (code, _) = nm.finish(Duration::from_secs(20));
+    assert_eq!(code, Some(1));
+    let m = get(&format!("http://{}/ws/v1/cluster/metrics", c.web)).unwrap();
+    assert_eq!(m["clusterMetrics"]["decommissionedNodes"], 1, "{m}");
+    let logs = dir.0.join("nm1/userlogs").join(&id);
+    let exited = eventually(Duration::from_secs(10), "the node's containers to be gone", || {
+        let state = std::fs::read_to_string(dir.0.join("nm1/nm-recovery/state.json")).ok()?;
+        let v: Value = serde_json::from_str(&state).ok()?;
+        let cs = v["containers"].as_array()?.clone();
+        cs.iter().all(|c| c["state"] == "COMPLETE").then_some(cs)
+    });
+    // The AM container went with its node (ABORTED); its task too, unless the AM, told its
+    // attempt was over, stopped it first (KILLED_BY_APPMASTER).
+    for c in &exited {
+        let ok = if c["id"].as_str().unwrap().ends_with("_000001") {
+            c["exit_status"] == -100
+        } else {
+            c["exit_status"] == -100 || c["exit_status"] == -105
+        };
+        assert!(ok, "{exited:?}");
+    }
+    assert!(logs.exists());
+    let url = format!("http://{}/ws/v1/cluster/apps/{id}/state?user.name=alice", c.web);
+    send("PUT", &url, r#"{"state":"KILLED"}"#).unwrap();
+    let _ = s.finish(Duration::from_secs(30));
+}

@@ -115,8 +115,12 @@ impl NmHandle {
         }
         // No call in flight starts anything once the server has stopped.
         let _ = (&mut self.server).await;
-        if !supervised && !*self.told.borrow() {
-            kill_all(&self.node, "Container killed: its NodeManager stopped");
+        let told = *self.told.borrow();
+        if !supervised {
+            // Shut down by the RM, the containers are being killed already.
+            if !told {
+                kill_all(&self.node, "Container killed: its NodeManager stopped");
+            }
             // The kills' own SIGKILLs come from threads that die with this process: what is
             // left after the delay is killed here, before the node reports and goes.
             wait_stopped(&self.node.table, self.node.env.kill_delay).await;
@@ -130,8 +134,10 @@ impl NmHandle {
                 container::signal_group(pgid, libc::SIGKILL);
             }
             wait_stopped(&self.node.table, Duration::from_secs(5)).await;
-            let node = self.node.clone();
-            let _ = tokio::task::spawn_blocking(move || unregister(&node)).await;
+            if !told {
+                let node = self.node.clone();
+                let _ = tokio::task::spawn_blocking(move || unregister(&node)).await;
+            }
         }
         self.node.env.save(&self.node.table);
     }

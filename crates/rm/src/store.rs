@@ -94,8 +94,12 @@ pub trait StateStore: Send {
     fn set_epoch(&mut self, epoch: u32) -> Result<(), StoreError>;
     fn set_amrm_keys(&mut self, current: &MasterKey, next: Option<&MasterKey>) -> Result<(), StoreError>;
     fn put_app(&mut self, app: &AppRecord) -> Result<(), StoreError>;
-    /// Several applications in one write (the usage batches).
-    fn put_apps(&mut self, apps: &[AppRecord]) -> Result<(), StoreError>;
+    /// The usage of several applications in one write (the usage batches): small rows of
+    /// their own, read back into the applications' records at load.
+    fn put_usage(&mut self, usage: &[(String, UsageRecord)]) -> Result<(), StoreError>;
+    /// Whether what is stored outlives the process (a store that keeps nothing need not be
+    /// waited for).
+    fn durable(&self) -> bool;
     fn remove_app(&mut self, id: &str) -> Result<(), StoreError>;
 }
 
@@ -124,11 +128,16 @@ impl StateStore for MemoryStore {
         self.state.apps.insert(app.id.clone(), app.clone());
         Ok(())
     }
-    fn put_apps(&mut self, apps: &[AppRecord]) -> Result<(), StoreError> {
-        for a in apps {
-            self.state.apps.insert(a.id.clone(), a.clone());
+    fn put_usage(&mut self, usage: &[(String, UsageRecord)]) -> Result<(), StoreError> {
+        for (id, u) in usage {
+            if let Some(a) = self.state.apps.get_mut(id) {
+                a.usage = *u;
+            }
         }
         Ok(())
+    }
+    fn durable(&self) -> bool {
+        false
     }
     fn remove_app(&mut self, id: &str) -> Result<(), StoreError> {
         self.state.apps.remove(id);
@@ -139,6 +148,8 @@ impl StateStore for MemoryStore {
 const APPS: TableDefinition<&str, &[u8]> = TableDefinition::new("apps");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 const SECRETS: TableDefinition<&str, &[u8]> = TableDefinition::new("secrets");
+/// Applications' usage written since their record was (newer than the record's).
+const USAGE: TableDefinition<&str, &[u8]> = TableDefinition::new("usage");
 const AMRM_KEYS: &str = "amrm-master-keys";
 
 /// An embedded store in one redb file: each write is a committed transaction, so a record
@@ -162,6 +173,7 @@ impl RedbStore {
         tx.open_table(APPS).map_err(|e| err("open")(e.to_string()))?;
         tx.open_table(META).map_err(|e| err("open")(e.to_string()))?;
         tx.open_table(SECRETS).map_err(|e| err("open")(e.to_string()))?;
+        tx.open_table(USAGE).map_err(|e| err("open")(e.to_string()))?;
         tx.commit().map_err(|e| err("open")(e.to_string()))?;
         Ok(store)
     }
@@ -200,6 +212,15 @@ impl StateStore for RedbStore {
                 serde_json::from_slice(v.value()).map_err(|x| e(format!("application {}: {x}", k.value())))?;
             apps.insert(k.value().to_string(), record);
         }
+        let usage = tx.open_table(USAGE).map_err(|x| e(x.to_string()))?;
+        for row in usage.iter().map_err(|x| e(x.to_string()))? {
+            let (k, v) = row.map_err(|x| e(x.to_string()))?;
+            let u: UsageRecord =
+                serde_json::from_slice(v.value()).map_err(|x| e(format!("usage of {}: {x}", k.value())))?;
+            if let Some(a) = apps.get_mut(k.value()) {
+                a.usage = u;
+            }
+        }
         Ok(Recovered { epoch, amrm_keys, apps })
     }
 
@@ -221,17 +242,25 @@ impl StateStore for RedbStore {
     }
 
     fn put_app(&mut self, app: &AppRecord) -> Result<(), StoreError> {
-        self.put_apps(std::slice::from_ref(app))
-    }
-
-    fn put_apps(&mut self, apps: &[AppRecord]) -> Result<(), StoreError> {
-        let rows = apps
-            .iter()
-            .map(|a| serde_json::to_vec(a).map(|b| (a.id.as_str(), b)))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| err("write")(e.to_string()))?;
+        let bytes = serde_json::to_vec(app).map_err(|e| err("write")(e.to_string()))?;
         self.write("write", |tx| {
             let mut t = tx.open_table(APPS).map_err(|e| e.to_string())?;
+            t.insert(app.id.as_str(), bytes.as_slice()).map_err(|e| e.to_string())?;
+            // The record carries the usage as of now: an older usage row must not override it.
+            let mut u = tx.open_table(USAGE).map_err(|e| e.to_string())?;
+            u.remove(app.id.as_str()).map_err(|e| e.to_string())?;
+            Ok(())
+        })
+    }
+
+    fn put_usage(&mut self, usage: &[(String, UsageRecord)]) -> Result<(), StoreError> {
+        let rows = usage
+            .iter()
+            .map(|(id, u)| serde_json::to_vec(u).map(|b| (id.as_str(), b)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| err("usage")(e.to_string()))?;
+        self.write("usage", |tx| {
+            let mut t = tx.open_table(USAGE).map_err(|e| e.to_string())?;
             for (id, bytes) in &rows {
                 t.insert(*id, bytes.as_slice()).map_err(|e| e.to_string())?;
             }
@@ -239,10 +268,16 @@ impl StateStore for RedbStore {
         })
     }
 
+    fn durable(&self) -> bool {
+        true
+    }
+
     fn remove_app(&mut self, id: &str) -> Result<(), StoreError> {
         self.write("remove", |tx| {
             let mut t = tx.open_table(APPS).map_err(|e| e.to_string())?;
             t.remove(id).map_err(|e| e.to_string())?;
+            let mut u = tx.open_table(USAGE).map_err(|e| e.to_string())?;
+            u.remove(id).map_err(|e| e.to_string())?;
             Ok(())
         })
     }
@@ -282,6 +317,9 @@ mod tests {
             s.put_app(&record("application_1_0001")).unwrap();
             s.put_app(&record("application_1_0002")).unwrap();
             s.remove_app("application_1_0001").unwrap();
+            let newer = UsageRecord { memory_seconds: 99, launch_time: 5, ..Default::default() };
+            s.put_usage(&[("application_1_0002".to_string(), newer), ("application_1_0001".to_string(), newer)])
+                .unwrap();
         }
         let s = RedbStore::open(&dir).unwrap();
         let r = s.load().unwrap();
@@ -291,7 +329,14 @@ mod tests {
         let mode = std::fs::metadata(dir.join("fairloom-rmstore.redb")).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600, "the store holds keys: its user's only");
         assert_eq!(r.apps.keys().collect::<Vec<_>>(), vec!["application_1_0002"]);
-        assert_eq!(r.apps["application_1_0002"], record("application_1_0002"));
+        let mut expected = record("application_1_0002");
+        expected.usage = UsageRecord { memory_seconds: 99, launch_time: 5, ..Default::default() };
+        assert_eq!(r.apps["application_1_0002"], expected, "the newer usage row wins over the record's");
+        drop(s);
+        // A record written after a usage row carries the newer usage itself.
+        let mut s = RedbStore::open(&dir).unwrap();
+        s.put_app(&record("application_1_0002")).unwrap();
+        assert_eq!(s.load().unwrap().apps["application_1_0002"], record("application_1_0002"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

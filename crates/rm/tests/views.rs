@@ -281,8 +281,13 @@ fn an_am_that_unregistered_and_lingers_is_stopped_after_the_am_expiry() {
 
 #[test]
 fn a_node_is_told_an_end_was_noted_only_once_its_usage_is_stored() {
-    // One attempt only: no second AM accrues usage while this is read.
-    let rm = start("deferred-ack", &[("yarn.resourcemanager.scheduler.class", FAIR)], None);
+    // A store that keeps usage (recovery on), and one attempt only: no second AM accrues
+    // usage while this is read.
+    let rm = start(
+        "deferred-ack",
+        &[("yarn.resourcemanager.scheduler.class", FAIR), ("yarn.resourcemanager.recovery.enabled", "true")],
+        None,
+    );
     rm.register_node("n1:1", 8192, 8);
     let (s, id, body) = rm.submit("alice", "default", json!({ "max-app-attempts": 1 }));
     assert_eq!(s, 202, "{body}");
@@ -311,4 +316,14 @@ fn a_node_is_told_an_end_was_noted_only_once_its_usage_is_stored() {
     assert!(again.acknowledged.contains(&am_id), "once stored, a repeat is acknowledged at once");
     let (_, a) = rm.app(&id);
     assert_eq!(a["app"]["memorySeconds"].as_i64().unwrap(), memory, "reported again, counted once");
+}
+
+#[test]
+fn with_nothing_stored_an_end_is_acknowledged_at_once() {
+    let (rm, _) = one_app("immediate-ack");
+    let am = rm.heartbeat_until_started("n1:1").pop().expect("the AM container is started");
+    let am_id = am.id().unwrap().container.to_string();
+    let done = ContainerStatus { exit_status: 0, ..status(&am_id, ContainerState::Complete, 0) };
+    let out = rm.heartbeat("n1:1", 200, vec![done]);
+    assert!(out.acknowledged.contains(&am_id), "recovery off: nothing to wait for: {out:?}");
 }

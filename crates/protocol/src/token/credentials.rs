@@ -154,8 +154,12 @@ impl Reader<'_> {
         let mut c = Credentials::default();
         for _ in 0..self.count()? {
             let alias = self.text()?;
-            let token =
-                Token { identifier: self.bytes()?, password: self.bytes()?, kind: self.text()?, service: self.text()? };
+            let token = Token {
+                identifier: self.bytes()?,
+                password: self.bytes()?,
+                kind: self.text()?.into(),
+                service: self.text()?,
+            };
             c.tokens.push((alias, token));
         }
         for _ in 0..self.count()? {

@@ -125,7 +125,7 @@ impl Core {
     pub(super) fn end_container(&mut self, id: &str, exit_status: i32, why: &str) -> Option<RmContainer> {
         let c = self.containers.remove(id)?;
         self.note_ended(c.cid);
-        self.ended_unstored(id);
+        self.ended_unstored(c.cid);
         self.count(c.app, |q| q.containers_released += 1);
         // A lost node's orders are never delivered: it registers afresh.
         if let Some(node) = self.nodes.get_mut(&c.node).filter(|n| n.state == NodeState::Running) {

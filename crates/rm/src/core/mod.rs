@@ -353,9 +353,11 @@ pub struct Core {
     usage_dirty: HashSet<ApplicationId>,
     /// Ends nodes reported whose usage is not stored yet, by node; and every container whose
     /// end is counted but not stored (both emptied at each store, every few hundred ms).
-    unflushed: HashMap<String, Vec<String>>,
-    awaiting_flush: HashSet<String>,
+    unflushed: HashMap<String, Vec<fairloom_model::ContainerId>>,
+    awaiting_flush: HashSet<fairloom_model::ContainerId>,
     last_flush: Millis,
+    /// Whether the store keeps anything across a restart (else nothing waits for it).
+    durable: bool,
     /// AMs that unregistered and may still be exiting: (app, AM container, when the RM stops
     /// it), YARN's AM-finishing wait (bounded by the finishing applications).
     finishing: Vec<(ApplicationId, String, Millis)>,
@@ -474,6 +476,7 @@ impl Core {
             unflushed: HashMap::new(),
             awaiting_flush: HashSet::new(),
             last_flush: now,
+            durable: false,
             finishing: Vec::new(),
             node_changes: Vec::new(),
             last_update: now,
@@ -485,6 +488,7 @@ impl Core {
             now,
             queue_counts: BTreeMap::new(),
         };
+        core.durable = core.store.durable();
         if core.conf.recovery {
             core.recover(recovered, now)?;
         }

@@ -68,7 +68,9 @@ impl Core {
                             completed.push((slot.id, status.exit_status));
                         }
                         // Acknowledged once the usage it adds is stored.
-                        self.pending_ack(&req.node_id, &status.container_id);
+                        if self.pending_ack(&req.node_id, c.cid) {
+                            acknowledged.push(status.container_id.clone());
+                        }
                         finished.push((c, status.clone()));
                     } else if !self.awaiting_flush(&status.container_id) {
                         // Already noted and stored (or never ours).

@@ -39,15 +39,20 @@ pub(crate) fn record_of(app: &RmApp) -> AppRecord {
                 counts: a.counts,
             })
             .collect(),
-        usage: UsageRecord {
-            memory_seconds: app.memory_seconds,
-            vcore_seconds: app.vcore_seconds,
-            launch_time: app.launch_time,
-            preempted_memory: app.preempted.memory,
-            preempted_vcores: app.preempted.vcores,
-            preempted_am: app.preempted_am,
-            preempted_non_am: app.preempted_non_am,
-        },
+        usage: usage_of(app),
+    }
+}
+
+/// What `app` has used, as stored.
+pub(crate) fn usage_of(app: &RmApp) -> UsageRecord {
+    UsageRecord {
+        memory_seconds: app.memory_seconds,
+        vcore_seconds: app.vcore_seconds,
+        launch_time: app.launch_time,
+        preempted_memory: app.preempted.memory,
+        preempted_vcores: app.preempted.vcores,
+        preempted_am: app.preempted_am,
+        preempted_non_am: app.preempted_non_am,
     }
 }
 

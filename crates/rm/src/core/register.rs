@@ -148,7 +148,7 @@ impl Core {
                 .collect();
             for id in gone {
                 let why = "Container not reported by its NodeManager when it registered again";
-                self.end_reported(&req.node_id, &self.abnormal(&id, why), now);
+                let _ = self.end_reported(&req.node_id, &self.abnormal(&id, why), now);
             }
         }
         Ok(RegisterNodeResponse {
@@ -214,7 +214,8 @@ impl Core {
         let app_id = cid.attempt.application;
         if self.containers.get_id(&cid).is_some() {
             if status.state == ContainerState::Complete {
-                self.end_reported(node, status, now);
+                // Its next heartbeat report is acknowledged once it may be.
+                let _ = self.end_reported(node, status, now);
             }
             return;
         }
@@ -228,7 +229,8 @@ impl Core {
             // Ended while the RM was down, and not counted before (its end is acknowledged
             // only once its usage is stored): its usage, up to when its node saw it end.
             self.add_usage(app_id, status.resource, status.creation_time, status.finish_time.max(status.creation_time));
-            self.pending_ack(node, &status.container_id);
+            // Acknowledged once stored (or, with nothing stored, at its next heartbeat report).
+            self.pending_ack(node, cid);
         }
         let Some(app) = self.apps.get(&app_id) else { return };
         let Some(attempt) = app.attempt() else { return };
@@ -296,30 +298,35 @@ impl Core {
         if node.state != NodeState::Running {
             return Ok(UnregisterNodeResponse { acknowledged: Vec::new() });
         }
+        let mut acknowledged = Vec::new();
         for status in req.containers.iter().filter(|s| s.state == ContainerState::Complete) {
-            if self.containers.get(&status.container_id).is_some() {
-                self.end_reported(&req.node_id, status, now);
+            let known = self.containers.get(&status.container_id).is_some();
+            if !known || self.end_reported(&req.node_id, status, now) {
+                acknowledged.push(status.container_id.clone());
             }
         }
         tracing::info!("Node {} unregistered: SHUTDOWN", req.node_id);
         self.deactivate_node(&req.node_id, NodeState::Shutdown, now);
         // The node forgets what it is told here: the usage must be stored first.
         self.flush_usage(now);
-        let acknowledged = self.nodes.get_mut(&req.node_id).map(|n| std::mem::take(&mut n.to_ack)).unwrap_or_default();
+        acknowledged
+            .extend(self.nodes.get_mut(&req.node_id).map(|n| std::mem::take(&mut n.to_ack)).unwrap_or_default());
         Ok(UnregisterNodeResponse { acknowledged })
     }
 
     /// A completion status for a live container that is not a heartbeat's: the RM's
-    /// container, the scheduler's slot and the AM learn it as from a heartbeat.
-    pub(super) fn end_reported(&mut self, node: &str, status: &ContainerStatus, now: Millis) {
-        let Some(c) = self.containers.remove(&status.container_id) else { return };
+    /// container, the scheduler's slot and the AM learn it as from a heartbeat. Whether it may
+    /// be acknowledged at once (nothing to store first).
+    pub(super) fn end_reported(&mut self, node: &str, status: &ContainerStatus, now: Millis) -> bool {
+        let Some(c) = self.containers.remove(&status.container_id) else { return true };
         self.note_ended(c.cid);
         self.count(c.app, |q| q.containers_released += 1);
         if let Some(slot) = c.slot.filter(|s| self.slot_alive(s)) {
             let _ = self.sched.complete_container(slot.id, status.exit_status);
         }
-        self.pending_ack(node, &status.container_id);
+        let now_ack = self.pending_ack(node, c.cid);
         self.container_finished(c, status.clone(), now);
+        now_ack
     }
 
     /// An ABORTED status for live container `id`, as YARN reports containers of lost nodes.

@@ -3,14 +3,15 @@
 //! usage that end added is stored. A restarted RM so counts every container once: the ends
 //! it stored are not reported again, the others are, with their times.
 //!
-//! Ends are stored in batches (one write for every application they changed, at most every
-//! [`FLUSH_MS`]), not one write per container.
+//! Ends are stored in batches (one write of the usage of every application they changed, at
+//! most every [`FLUSH_MS`]), not one write per container. With a store that keeps nothing
+//! (recovery off) there is nothing to wait for: ends are acknowledged at once.
 
-use fairloom_model::{ApplicationId, Millis};
+use fairloom_model::{ApplicationId, ContainerId, Millis};
 use fairloom_protocol::Res;
 
 use super::Core;
-use crate::core::recovery::record_of;
+use crate::core::recovery::usage_of;
 
 /// The longest a node waits, after reporting an end, to be told it was noted.
 pub const FLUSH_MS: Millis = 250;
@@ -30,24 +31,39 @@ impl Core {
         let (memory, vcores) = resource_seconds(resource, from, to);
         a.memory_seconds = a.memory_seconds.saturating_add(memory);
         a.vcore_seconds = a.vcore_seconds.saturating_add(vcores);
-        self.usage_dirty.insert(app);
+        if self.durable {
+            self.usage_dirty.insert(app);
+        }
     }
 
-    /// `node` reported container `id` ended: acknowledge it once its usage is stored.
-    pub(super) fn pending_ack(&mut self, node: &str, id: &str) {
-        self.unflushed.entry(node.to_string()).or_default().push(id.to_string());
-        self.awaiting_flush.insert(id.to_string());
+    /// `node` reported container `id` ended: it is acknowledged once its usage is stored; at
+    /// once (true) when nothing is stored.
+    pub(super) fn pending_ack(&mut self, node: &str, id: ContainerId) -> bool {
+        if !self.durable {
+            return true;
+        }
+        // The node's name is copied once per batch, not per end.
+        match self.unflushed.get_mut(node) {
+            Some(ids) => ids.push(id),
+            None => {
+                self.unflushed.insert(node.to_string(), vec![id]);
+            }
+        }
+        self.awaiting_flush.insert(id);
+        false
     }
 
     /// The RM ended container `id` itself (its node will report it): its end is not to be
     /// acknowledged before its usage is stored either.
-    pub(super) fn ended_unstored(&mut self, id: &str) {
-        self.awaiting_flush.insert(id.to_string());
+    pub(super) fn ended_unstored(&mut self, id: ContainerId) {
+        if self.durable {
+            self.awaiting_flush.insert(id);
+        }
     }
 
-    /// Whether the end of container `id` is counted but not stored yet.
+    /// Whether the end of container `id` (a reported id, parsed) is counted but not stored yet.
     pub(super) fn awaiting_flush(&self, id: &str) -> bool {
-        self.awaiting_flush.contains(id)
+        !self.awaiting_flush.is_empty() && id.parse().is_ok_and(|c: ContainerId| self.awaiting_flush.contains(&c))
     }
 
     /// Store what changed when the batch is due.
@@ -65,16 +81,21 @@ impl Core {
         if self.usage_dirty.is_empty() && self.unflushed.is_empty() {
             return;
         }
-        let records: Vec<_> = self.usage_dirty.iter().filter_map(|id| self.apps.get(id)).map(record_of).collect();
-        if let Err(e) = self.store.put_apps(&records) {
-            tracing::error!("cannot store the usage of {} applications: {e}; trying again", records.len());
+        let rows: Vec<_> = self
+            .usage_dirty
+            .iter()
+            .filter_map(|id| self.apps.get(id))
+            .map(|a| (a.id.to_string(), usage_of(a)))
+            .collect();
+        if let Err(e) = self.store.put_usage(&rows) {
+            tracing::error!("cannot store the usage of {} applications: {e}; trying again", rows.len());
             return;
         }
         self.usage_dirty.clear();
         self.awaiting_flush.clear();
         for (node, ids) in self.unflushed.drain() {
             if let Some(n) = self.nodes.get_mut(&node) {
-                n.to_ack.extend(ids);
+                n.to_ack.extend(ids.iter().map(ContainerId::to_string));
             }
         }
     }

@@ -64,6 +64,9 @@ pub fn start(name: &str, site: &[(&str, &str)], file: Option<&str>) -> Rm {
     ] {
         props.insert(k.to_string(), v.to_string());
     }
+    // Its own store, should a test turn recovery on.
+    props
+        .insert("yarn.resourcemanager.leveldb-state-store.path".to_string(), dir.join("rmstore").display().to_string());
     for (k, v) in site {
         props.insert(k.to_string(), v.to_string());
     }
