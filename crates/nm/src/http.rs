@@ -144,10 +144,23 @@ async fn apps(State(node): State<Node>) -> Response {
     json_response(StatusCode::OK, &v)
 }
 
-/// The caller's NM token (YARN checks it before anything else): 403 without a valid one.
-fn caller(node: &Node, headers: &HeaderMap, what: &str) -> Result<NmTokenId, String> {
+/// Who calls `what` (its NM token, checked before anything else: 403 without a valid one),
+/// and the request in the body (400 when malformed).
+fn authorized<T: serde::de::DeserializeOwned>(
+    node: &Node,
+    headers: &HeaderMap,
+    body: &Bytes,
+    what: &str,
+) -> Result<(NmTokenId, T), Box<Response>> {
     let header = headers.get(paths::NM_TOKEN_HEADER).and_then(|v| v.to_str().ok());
-    node.guard.nm_token(header).inspect_err(|why| tracing::warn!("refused {what}: {why}"))
+    let who = node.guard.nm_token(header).map_err(|why| {
+        tracing::warn!("refused {what}: {why}");
+        Box::new(token_error(why))
+    })?;
+    let req = serde_json::from_slice(body).map_err(|e| {
+        Box::new(error(StatusCode::BAD_REQUEST, "BadRequestException", format!("malformed {what} body: {e}")))
+    })?;
+    Ok((who, req))
 }
 
 fn token_error(message: String) -> Response {
@@ -161,31 +174,17 @@ fn token_error(message: String) -> Response {
     json_response(StatusCode::FORBIDDEN, &body)
 }
 
-fn now_ms() -> i64 {
-    super::now_ms()
-}
-
 /// ContainerManagementProtocol.startContainers: with an NM token for this node, each
 /// container of the caller's application that has a good container token starts; the others
 /// are listed with why.
 async fn start(State(node): State<Node>, headers: HeaderMap, body: Bytes) -> Response {
-    let who = match caller(&node, &headers, "startContainers") {
-        Ok(w) => w,
-        Err(why) => return token_error(why),
-    };
-    let req: StartContainersRequest = match serde_json::from_slice(&body) {
-        Ok(r) => r,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "BadRequestException",
-                format!("malformed startContainers body: {e}"),
-            )
-        }
+    let (who, req): (NmTokenId, StartContainersRequest) = match authorized(&node, &headers, &body, "startContainers") {
+        Ok(v) => v,
+        Err(r) => return *r,
     };
     let mut out = StartContainersResponse { started: Vec::new(), failed: Vec::new() };
     for s in req.containers {
-        let now = now_ms();
+        let now = crate::now_ms();
         let checked = node
             .guard
             .container_token(&s.token, now)
@@ -257,15 +256,9 @@ fn owned(node: &Node, who: &NmTokenId, ids: &[String], stop: bool) -> (Vec<Strin
 
 /// ContainerManagementProtocol.stopContainers: the caller's own containers only.
 async fn stop(State(node): State<Node>, headers: HeaderMap, body: Bytes) -> Response {
-    let who = match caller(&node, &headers, "stopContainers") {
-        Ok(w) => w,
-        Err(why) => return token_error(why),
-    };
-    let req: StopContainersRequest = match serde_json::from_slice(&body) {
-        Ok(r) => r,
-        Err(e) => {
-            return error(StatusCode::BAD_REQUEST, "BadRequestException", format!("malformed stopContainers body: {e}"))
-        }
+    let (who, req): (NmTokenId, StopContainersRequest) = match authorized(&node, &headers, &body, "stopContainers") {
+        Ok(v) => v,
+        Err(r) => return *r,
     };
     let (mine, failed) = owned(&node, &who, &req.container_ids, true);
     for id in &mine {
@@ -282,20 +275,11 @@ async fn stop(State(node): State<Node>, headers: HeaderMap, body: Bytes) -> Resp
 
 /// ContainerManagementProtocol.getContainerStatuses: the caller's own containers only.
 async fn statuses(State(node): State<Node>, headers: HeaderMap, body: Bytes) -> Response {
-    let who = match caller(&node, &headers, "getContainerStatuses") {
-        Ok(w) => w,
-        Err(why) => return token_error(why),
-    };
-    let req: StopContainersRequest = match serde_json::from_slice(&body) {
-        Ok(r) => r,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "BadRequestException",
-                format!("malformed getContainerStatuses body: {e}"),
-            )
-        }
-    };
+    let (who, req): (NmTokenId, StopContainersRequest) =
+        match authorized(&node, &headers, &body, "getContainerStatuses") {
+            Ok(v) => v,
+            Err(r) => return *r,
+        };
     let (mine, failed) = owned(&node, &who, &req.container_ids, false);
     let statuses = node
         .table

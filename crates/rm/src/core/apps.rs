@@ -279,15 +279,14 @@ impl Core {
             self.by_sched.insert(sched, app_id);
             self.apps.get_mut(&app_id).expect("present").sched = Some(sched);
             tracing::info!(
-                "{} SCHEDULED: attempt {} of {max}",
+                "{} SCHEDULED ({failures} of {max} allowed failures so far)",
                 ApplicationAttemptId { application: app_id, attempt: number + 1 },
-                number + 1
             );
             self.persist_or_log(app_id);
         } else {
             self.finish_failed(
                 app_id,
-                format!("Application {app_id} failed {failures} times due to: {why}. Failing the application."),
+                format!("Application {app_id} failed {max} times due to: {why}. Failing the application."),
                 now,
             );
         }

@@ -225,9 +225,13 @@ impl Core {
         if !self.apps.contains_key(&app_id) {
             return;
         }
-        if status.state == ContainerState::Complete && status.creation_time > 0 {
-            // Ended while the RM was down, and not counted before (its end is acknowledged
-            // only once its usage is stored): its usage, up to when its node saw it end.
+        // Allocated before this RM started and ended while it was down: not counted before (an
+        // end is acknowledged only once its usage is stored), so counted now, up to when its
+        // node saw it end. One this RM allocated was counted when it ended.
+        if status.state == ContainerState::Complete
+            && status.creation_time > 0
+            && status.creation_time < self.started_on
+        {
             self.add_usage(app_id, status.resource, status.creation_time, status.finish_time.max(status.creation_time));
             // Acknowledged once stored (or, with nothing stored, at its next heartbeat report).
             self.pending_ack(node, cid);
