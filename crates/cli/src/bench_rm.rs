@@ -202,6 +202,7 @@ async fn nm(
         resource: Res::new(NODE_MB, NODE_VCORES),
         containers: Vec::new(),
         version: "bench".to_string(),
+        previous_session: String::new(),
     };
     // Thousands connect at once: a refused or reset connection tries again.
     let mut tries = 0;

@@ -153,10 +153,12 @@ fn containers_run_as_their_users_and_cannot_reach_each_other() {
     for pid in &a_pids {
         assert_eq!(uid_of_pid(*pid), Some(alice_uid), "alice's container runs as alice");
     }
-    // Her directories are hers, closed to others; her AM's token file hers alone.
+    // The directories above her containers' are the NodeManager's (she passes through, lists
+    // and changes nothing); her containers' are hers; her AM's token file hers alone.
     let user_dir = dir.0.join("nm1/nm-local-dir/usercache").join(&alice);
-    assert_eq!(mode(&user_dir), (alice_uid, 0o2750));
-    assert_eq!(mode(&a_app_dir), (alice_uid, 0o750));
+    assert_eq!(mode(&user_dir), (0, 0o711));
+    assert_eq!(mode(&a_app_dir), (0, 0o711));
+    assert_eq!(mode(&dir.0.join("nm1/userlogs").join(&a_id)), (0, 0o711));
     assert_eq!(mode(&a_am_dir), (alice_uid, 0o710));
     let a_token = a_am_dir.join("container_tokens");
     assert_eq!(mode(&a_token), (alice_uid, 0o600));
@@ -165,8 +167,9 @@ fn containers_run_as_their_users_and_cannot_reach_each_other() {
     assert_eq!(mode(&a_logs), (alice_uid, 0o750));
 
     // bob's container tries alice's token, her directory and her processes.
+    // It also tries to plant links where the NodeManager will make directories next.
     let probe = format!(
-        "bash -c 'cat {tok} >/dev/null 2>&1; echo token=$?; ls {appdir} >/dev/null 2>&1; echo appdir=$?; cat {logs}/stdout >/dev/null 2>&1; echo logs=$?; kill -9 {pid} 2>/dev/null; echo kill=$?; cat $HADOOP_TOKEN_FILE_LOCATION >/dev/null; echo own=$?; echo user=$(id -un)'",
+        "bash -c 'cat {tok} >/dev/null 2>&1; echo token=$?; ls {appdir} >/dev/null 2>&1; echo appdir=$?; cat {logs}/stdout >/dev/null 2>&1; echo logs=$?; kill -9 {pid} 2>/dev/null; echo kill=$?; cat $HADOOP_TOKEN_FILE_LOCATION >/dev/null; echo own=$?; ln -s /etc $PWD/../planted 2>/dev/null; echo plant=$?; ln -s /etc {appdir}/planted 2>/dev/null; echo plant_other=$?; echo user=$(id -un)'",
         tok = a_token.display(),
         appdir = a_app_dir.display(),
         logs = a_logs.display(),
@@ -182,7 +185,7 @@ fn containers_run_as_their_users_and_cannot_reach_each_other() {
         .flatten()
         .map(|e| std::fs::read_to_string(e.path().join("stdout")).unwrap_or_default())
         .collect();
-    for refused in ["token=1", "appdir=2", "logs=1", "kill=1"] {
+    for refused in ["token=1", "appdir=2", "logs=1", "kill=1", "plant=1", "plant_other=1"] {
         assert!(said.contains(refused), "bob's container was not refused ({refused}): {said}");
     }
     assert!(said.contains("own=0") && said.contains(&format!("user={bob}")), "{said}");
@@ -190,6 +193,27 @@ fn containers_run_as_their_users_and_cannot_reach_each_other() {
     assert_eq!(app(&c, &a_id)["state"], "RUNNING");
     let (code, out) = a.finish(Duration::from_secs(60));
     assert_eq!(code, Some(0), "{out:?}");
+
+    // A local resource named as the NodeManager's own launch script, linking a root-owned
+    // file: refused, the file untouched (root once wrote the script through that link).
+    let precious = bin_dir.join("precious.conf");
+    std::fs::write(&precious, "root's\n").unwrap();
+    std::fs::set_permissions(&precious, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let base = format!("http://{}/ws/v1/cluster", c.web);
+    let new = send("POST", &format!("{base}/apps/new-application?user.name={bob}"), "").unwrap();
+    let evil_id = new["application-id"].as_str().unwrap().to_string();
+    let body = json!({ "application-id": evil_id, "max-app-attempts": 1, "resource": { "memory": 1024, "vCores": 1 },
+        "am-container-spec": { "commands": { "command": "sleep 1" },
+            "local-resources": { "entry": [{ "key": "launch_container.sh",
+                "value": { "resource": format!("file://{}", precious.display()), "type": "FILE" } }] } } });
+    send("POST", &format!("{base}/apps?user.name={bob}"), &body.to_string()).unwrap();
+    let evil = eventually(Duration::from_secs(30), "the app to fail", || {
+        let a = app(&c, &evil_id);
+        (a["state"] == "FAILED").then_some(a)
+    });
+    assert!(evil["diagnostics"].as_str().unwrap().contains("the NodeManager's own"), "{evil}");
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "root's\n");
+    assert_eq!(mode(&precious), (0, 0o644));
 
     // container-executor.cfg: a banned user, a system user below the minimum uid, root and
     // an unknown user get no container, and say why.

@@ -3,7 +3,6 @@
 //! the group, then SIGKILL after the configured delay; a reaper thread records the exit.
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -13,9 +12,10 @@ use std::time::Duration;
 use fairloom_protocol::token::{ContainerTokenId, Credentials};
 use fairloom_protocol::{ContainerState, ContainerStatus, LaunchContext, Res};
 
-use crate::executor::{Executor, RunAs};
+use crate::executor::Executor;
 use crate::localize::localize;
 use crate::metrics::NmMetrics;
+use crate::workdir;
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Ctr {
@@ -71,8 +71,7 @@ pub struct Launch<'a> {
     pub credentials: Option<&'a [u8]>,
 }
 
-/// The file in the work dir a container's credentials are in (YARN's name).
-pub const TOKEN_FILE: &str = "container_tokens";
+pub use crate::workdir::TOKEN_FILE;
 
 fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
@@ -213,55 +212,6 @@ pub fn launch(table: &Table, env: &Env, spec: &Launch) -> Result<(), String> {
     }
 }
 
-/// The container's credentials in its work dir, readable by its user only.
-fn write_token_file(work: &Path, credentials: Option<&[u8]>) -> Result<PathBuf, String> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let path = work.join(TOKEN_FILE);
-    let empty;
-    let bytes = match credentials {
-        Some(b) => b,
-        None => {
-            empty = Credentials::default().to_bytes();
-            &empty
-        }
-    };
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)
-        .and_then(|mut f| f.write_all(bytes))
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(path)
-}
-
-/// The container's directories: with the Linux executor, owned by the user it runs as and
-/// closed to others (YARN's container-executor modes: the user's cache 2750, the
-/// application's 750, the container's work dir 710, log dirs 2750 and 750).
-fn make_dirs(env: &Env, spec: &Launch, work: &Path, logs: &Path, run_as: Option<&RunAs>) -> Result<(), String> {
-    fn io(p: &Path) -> impl Fn(std::io::Error) -> String + '_ {
-        move |e| format!("{}: {e}", p.display())
-    }
-    std::fs::create_dir_all(work).map_err(io(work))?;
-    std::fs::create_dir_all(logs).map_err(io(logs))?;
-    let Some(r) = run_as else { return Ok(()) };
-    let user_dir = env.local_dir.join("usercache").join(&spec.id.user);
-    let app = spec.id.container.attempt.application.to_string();
-    let app_dir = user_dir.join("appcache").join(&app);
-    for (dir, mode) in [
-        (user_dir.as_path(), 0o2750),
-        (&user_dir.join("appcache"), 0o750),
-        (&app_dir, 0o750),
-        (work, 0o710),
-        (&env.log_root.join(&app), 0o2750),
-        (logs, 0o750),
-    ] {
-        r.own(dir, mode).map_err(io(dir))?;
-    }
-    Ok(())
-}
-
 /// Become `uid`, `gid` with `groups`, between fork and exec (only system calls that are
 /// safe there: the groups were looked up before the fork).
 fn become_user(uid: u32, gid: u32, groups: &[u32]) -> std::io::Result<()> {
@@ -276,16 +226,23 @@ fn become_user(uid: u32, gid: u32, groups: &[u32]) -> std::io::Result<()> {
 }
 
 fn start_process(env: &Env, spec: &Launch, id: &str, work: &Path, logs: &Path) -> Result<std::process::Child, String> {
+    use std::io::Write;
     let user = spec.id.user.as_str();
     let run_as = env.executor.run_as(user).map_err(|e| e.0)?;
-    make_dirs(env, spec, work, logs, run_as.as_ref())?;
+    let user_dir = env.local_dir.join("usercache").join(user);
+    workdir::parents(&[&user_dir, &user_dir.join("appcache")], run_as.as_ref())?;
+    workdir::prepare(work, logs, run_as.as_ref())?;
+    // The NodeManager's own files first, then the local resources (which may not take their
+    // names): nothing of the user's can be in their way.
+    let token_file = work.join(TOKEN_FILE);
+    let mut tokens = workdir::create(&token_file, 0o600)?;
+    let empty = Credentials::default().to_bytes();
+    tokens.write_all(spec.credentials.unwrap_or(&empty)).map_err(|e| format!("{}: {e}", token_file.display()))?;
+    let script_path = work.join(workdir::LAUNCH_SCRIPT);
+    let mut script_file = workdir::create(&script_path, 0o700)?;
+    let out = workdir::create(&logs.join("stdout"), 0o640)?;
+    let err = workdir::create(&logs.join("stderr"), 0o640)?;
     localize(work, &spec.context.local_resources, run_as.as_ref()).map_err(|e| e.to_string())?;
-    let token_file = write_token_file(work, spec.credentials)?;
-    let own = |path: &Path, mode: u32| match &run_as {
-        Some(r) => r.own(path, mode).map_err(|e| format!("{}: {e}", path.display())),
-        None => Ok(()),
-    };
-    own(&token_file, 0o600)?;
     let mut vars: Vec<(String, String)> = Vec::new();
     // YARN's env whitelist: what the node's own environment passes through.
     for name in ["PATH", "HOME", "LANG", "JAVA_HOME", "HADOOP_HOME", "HADOOP_CONF_DIR", "TMPDIR"] {
@@ -334,13 +291,11 @@ fn start_process(env: &Env, spec: &Launch, id: &str, work: &Path, logs: &Path) -
     let exit = quote(&exit.display().to_string());
     script.push_str(&format!("/bin/bash -c {}\nrc=$?\n", quote(&command)));
     script.push_str(&format!("echo \"$rc\" > {exit}.tmp && /bin/mv -f {exit}.tmp {exit}\nexit \"$rc\"\n"));
-    let script_path = work.join("launch_container.sh");
-    std::fs::write(&script_path, script).map_err(|e| format!("{}: {e}", script_path.display()))?;
-    own(&script_path, 0o700)?;
-    let out = File::create(logs.join("stdout")).map_err(|e| e.to_string())?;
-    let err = File::create(logs.join("stderr")).map_err(|e| e.to_string())?;
-    own(&logs.join("stdout"), 0o640)?;
-    own(&logs.join("stderr"), 0o640)?;
+    script_file.write_all(script.as_bytes()).map_err(|e| format!("{}: {e}", script_path.display()))?;
+    if let Some(r) = &run_as {
+        workdir::hand_over(work, logs, &[&tokens, &script_file, &out, &err], r)?;
+    }
+    drop((tokens, script_file));
     let mut cmd = Command::new("/bin/bash");
     cmd.arg(&script_path)
         .current_dir(work)

@@ -13,7 +13,6 @@
 
 use std::collections::BTreeMap;
 use std::ffi::CString;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 pub const DEFAULT_CLASS: &str = "org.apache.hadoop.yarn.server.nodemanager.DefaultContainerExecutor";
@@ -220,12 +219,6 @@ fn group_list(name: &str, gid: u32) -> Vec<u32> {
 }
 
 impl RunAs {
-    /// Give `path` to this user with `mode` (the directory's group is the NodeManager's).
-    pub fn own(&self, path: &Path, mode: u32) -> std::io::Result<()> {
-        std::os::unix::fs::chown(path, Some(self.uid), Some(self.dir_group))?;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-    }
-
     /// Whether this user may read `path`: every directory on the way searchable and the
     /// file readable, by its mode bits as they apply to this uid and these groups. (Root's
     /// NodeManager could read anything; what it links or unpacks for a container must be

@@ -45,6 +45,7 @@ pub(crate) fn heartbeat_loop(node: Node, stop: watch::Receiver<bool>, told: watc
                 resource: node.conf.resource,
                 containers: statuses(&node.table),
                 version: env!("CARGO_PKG_VERSION").to_string(),
+                previous_session: node.guard.keys.lock().unwrap_or_else(|p| p.into_inner()).session.clone(),
             };
             let answer = post::<_, RegisterNodeResponse>(&agent, &format!("{base}{}", paths::REGISTER_NODE), &req);
             match &answer {

@@ -13,6 +13,7 @@ pub mod localize;
 pub mod metrics;
 mod recover;
 pub mod state;
+pub mod workdir;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -272,11 +273,11 @@ pub async fn start(conf: NmConf) -> Result<NmHandle, NmError> {
 fn persister(store: Arc<Store>, guard: SharedGuard, port: u16) -> container::Persist {
     Arc::new(move |table: &Table| {
         let containers = table.lock().map(|t| t.values().cloned().collect()).unwrap_or_default();
-        let (container_keys, nm_keys) = {
+        let (container_keys, nm_keys, session) = {
             let k = guard.keys.lock().unwrap_or_else(|p| p.into_inner());
-            (k.container.keys(), k.nm.keys())
+            (k.container.keys(), k.nm.keys(), k.session.clone())
         };
-        if let Err(e) = store.save(&NmState { port: Some(port), container_keys, nm_keys, containers }) {
+        if let Err(e) = store.save(&NmState { port: Some(port), container_keys, nm_keys, containers, session }) {
             tracing::error!("{e}");
         }
     })

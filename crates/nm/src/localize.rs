@@ -32,12 +32,12 @@ fn source_path(r: &LocalResource) -> Result<PathBuf, LocalizeError> {
     Ok(path)
 }
 
-/// The link name must stay inside the work dir.
+/// The link name must stay inside the work dir and not be one of the NodeManager's files.
 fn target(work: &Path, r: &LocalResource) -> Result<PathBuf, LocalizeError> {
-    if r.key.is_empty() || r.key.contains('/') || r.key == "." || r.key == ".." {
-        return Err(bad(r, "the key must be a plain file name"));
+    if crate::workdir::reserved(&r.key) {
+        return Err(bad(r, "the name is the NodeManager's own (launch_container.sh, container_tokens, *.exitcode)"));
     }
-    Ok(work.join(&r.key))
+    crate::workdir::within(work, &r.key).ok_or_else(|| bad(r, "the key must be a plain file name"))
 }
 
 /// Fetch `resources` into `work`. With `reader` (the Linux executor's user), only what that

@@ -12,10 +12,14 @@ use crate::Node;
 
 /// Take back (or kill) what `prev` recorded, into `node`'s table.
 pub(crate) fn take_back(node: &Node, prev: NmState, recovery: bool) {
-    if recovery {
+    {
         let mut keys = node.guard.keys.lock().unwrap_or_else(|p| p.into_inner());
-        keys.container = fairloom_protocol::token::KnownKeys::from_keys(prev.container_keys);
-        keys.nm = fairloom_protocol::token::KnownKeys::from_keys(prev.nm_keys);
+        // Its last session lets it take its node back at once, recovering or not.
+        keys.session = prev.session;
+        if recovery {
+            keys.container = fairloom_protocol::token::KnownKeys::from_keys(prev.container_keys);
+            keys.nm = fairloom_protocol::token::KnownKeys::from_keys(prev.nm_keys);
+        }
     }
     let now = crate::now_ms();
     let (mut watched, mut killed, mut ended) = (0, 0, 0);

@@ -26,6 +26,9 @@ pub struct NmState {
     pub container_keys: Vec<MasterKey>,
     pub nm_keys: Vec<MasterKey>,
     pub containers: Vec<Ctr>,
+    /// The session of its last registration: what lets it take its node back at once.
+    #[serde(default)]
+    pub session: String,
 }
 
 /// Where the state lives; writes are serialized, each one whole (a temporary file renamed).

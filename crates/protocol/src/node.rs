@@ -17,6 +17,11 @@ pub struct RegisterNodeRequest {
     #[serde(default)]
     pub containers: Vec<ContainerStatus>,
     pub version: String,
+    /// The session of the node's last registration, when it kept it: a node registered and
+    /// heartbeating is taken over only by a registration that shows it (or comes from its
+    /// own address).
+    #[serde(default)]
+    pub previous_session: String,
 }
 
 /// YARN's unRegisterNodeManager, with what fairloom adds: the statuses of the containers the

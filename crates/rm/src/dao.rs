@@ -112,7 +112,8 @@ fn percent(part: i64, whole: i64) -> i64 {
     if whole <= 0 {
         0
     } else {
-        part * 100 / whole
+        // Wide enough for any part: a percentage never overflows, whatever the sizes.
+        (i128::from(part) * 100 / i128::from(whole)).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
     }
 }
 

@@ -132,7 +132,15 @@ pub async fn start(mut conf: RmConf) -> Result<RmHandle, StartError> {
     let loop_metrics = metrics.clone();
     let loop_thread = std::thread::Builder::new()
         .name("rm-event-loop".to_string())
-        .spawn(move || service::run(core, rx, loop_shared, loop_stop, loop_metrics))
+        .spawn(move || {
+            let run = std::panic::AssertUnwindSafe(|| service::run(core, rx, loop_shared, loop_stop, loop_metrics));
+            if std::panic::catch_unwind(run).is_err() {
+                // A failed loop with listeners still answering would look healthy and do
+                // nothing: the process ends, to be started again on its stored state.
+                tracing::error!("the ResourceManager's event loop failed (see the panic above): exiting");
+                std::process::exit(70);
+            }
+        })
         .map_err(StartError::Thread)?;
     let ctx = http::Ctx { rm: LoopClient { tx, shared }, web: Arc::new(web_secret), metrics };
     let (shutdown, watcher) = watch::channel(false);

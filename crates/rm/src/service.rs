@@ -43,8 +43,8 @@ pub enum Command {
     Move(String, String, String, Reply<String>),
     /// App id, priority, caller.
     Priority(String, i32, String, Reply<i32>),
-    /// The request, and the address its node's host name resolved to.
-    RegisterNode(RegisterNodeRequest, Option<String>, Reply<RegisterNodeResponse>),
+    /// The request, the address its node's host name resolved to, and where it came from.
+    RegisterNode(RegisterNodeRequest, Option<String>, Option<std::net::IpAddr>, Reply<RegisterNodeResponse>),
     UnregisterNode(UnregisterNodeRequest, Reply<UnregisterNodeResponse>),
     /// `refreshNodes` by the caller: the host lists read again; the nodes that had to leave.
     RefreshNodes(String, Reply<Vec<String>>),
@@ -337,7 +337,7 @@ fn handle(core: &mut Core, cmd: Command, now: Millis, shared: &Shared) {
     // Client-visible writes publish before they answer, so a read after the answer sees them.
     match cmd {
         Command::NewApplication(r) => {
-            let _ = r.send(Ok(core.new_application()));
+            let _ = r.send(core.new_application());
         }
         Command::Submit(sub, user, r) => {
             let out = core.submit(*sub, &user, now);
@@ -361,8 +361,8 @@ fn handle(core: &mut Core, cmd: Command, now: Millis, shared: &Shared) {
             publish_app_named(core, shared, &id);
             let _ = r.send(out);
         }
-        Command::RegisterNode(req, ip, r) => {
-            let out = core.register_node(req, ip, now);
+        Command::RegisterNode(req, ip, peer, r) => {
+            let out = core.register_node(req, ip, peer, now);
             let _ = r.send(out);
         }
         Command::UnregisterNode(req, r) => {

@@ -136,7 +136,7 @@ fn only_nodes_the_host_lists_allow_register_and_refresh_nodes_sends_others_away(
     let dir = std::env::temp_dir().join(format!("fairloom-hosts-it-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (include, exclude) = (dir.join("include"), dir.join("exclude"));
-    std::fs::write(&include, "good1 good2 # the cluster\nbad\n").unwrap();
+    std::fs::write(&include, "127.0.0.1 127.0.0.3 # the cluster\nbad\n").unwrap();
     std::fs::write(&exclude, "bad\n").unwrap();
     let rm = fair(
         "hosts",
@@ -155,15 +155,19 @@ fn only_nodes_the_host_lists_allow_register_and_refresh_nodes_sends_others_away(
         );
         assert!(out.container_token_master_key.is_none() && out.nm_token_master_key.is_none(), "no keys for it");
     }
-    rm.register_node("good1:1", 8192, 8);
-    rm.register_node("good2:1", 8192, 8);
+    // Each node registers from its own address (with host lists, they must).
+    rm.register_node("127.0.0.1:1", 8192, 8);
+    let tracker = rm.handle.as_ref().unwrap().tracker;
+    let reg = format!("http://{tracker}/fairloom/v1/tracker/register");
+    let (s, out) = post_from("127.0.0.3", &reg, &registration("127.0.0.3:1", json!([]), ""));
+    assert_eq!((s, out["action"].as_str()), (200, Some("NORMAL")), "{out}");
     let (s, id, _) = rm.submit("alice", "default", json!({}));
     assert_eq!(s, 202);
-    let am = rm.heartbeat_until_started("good1:1").pop().expect("the AM is placed on good1");
+    let am = rm.heartbeat_until_started("127.0.0.1:1").pop().expect("the AM is placed on 127.0.0.1");
     rm.register_am(&id, &am);
 
-    // good1 leaves the cluster: an admin refreshes the lists.
-    std::fs::write(&exclude, "bad good1\n").unwrap();
+    // 127.0.0.1's node leaves the cluster: an admin refreshes the lists.
+    std::fs::write(&exclude, "bad 127.0.0.1\n").unwrap();
     let url = |user: &str| rm.url("/ws/v1/cluster/admin/refresh-nodes", Some(user));
     let (s, e) = call("POST", &url("alice"), None);
     assert_eq!(s, 403, "{e}");
@@ -175,14 +179,14 @@ fn only_nodes_the_host_lists_allow_register_and_refresh_nodes_sends_others_away(
     assert_eq!(s, 403, "anonymous: {e}");
     let (s, out) = call("POST", &url("ops"), None);
     assert_eq!(s, 200, "{out}");
-    assert_eq!(out["decommissioned"], json!(["good1:1"]));
-    let hb = rm.heartbeat("good1:1", 2, Vec::new());
+    assert_eq!(out["decommissioned"], json!(["127.0.0.1:1"]));
+    let hb = rm.heartbeat("127.0.0.1:1", 2, Vec::new());
     assert_eq!(hb.action, NodeAction::Shutdown);
-    assert_eq!(hb.diagnostics, "Disallowed NodeManager nodeId: good1:1 hostname: good1");
+    assert_eq!(hb.diagnostics, "Disallowed NodeManager nodeId: 127.0.0.1:1 hostname: 127.0.0.1");
     // Its AM ended as on a lost node: a framework failure, so a new attempt starts.
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let (_, n) = call("GET", &rm.url("/ws/v1/cluster/nodes/good1:1", None), None);
+        let (_, n) = call("GET", &rm.url("/ws/v1/cluster/nodes/127.0.0.1:1", None), None);
         let (_, m) = call("GET", &rm.url("/ws/v1/cluster/metrics", None), None);
         if n["node"]["state"] == "DECOMMISSIONED" && m["clusterMetrics"]["decommissionedNodes"] == 1 {
             assert_eq!(m["clusterMetrics"]["activeNodes"], 1);
@@ -332,4 +336,160 @@ fn a_node_is_sent_the_next_keys_once_before_they_are_used() {
     assert_eq!((c1, n1), (c0.key_id.wrapping_add(1), n0.key_id.wrapping_add(1)));
     let out = beat(rid, c1, n1);
     assert!(out["container_token_master_key"].is_null() && out["nm_token_master_key"].is_null(), "{out}");
+}
+
+/// POST `body` to `url` (http://127.0.0.1:PORT/PATH) from the local address `from`: another
+/// host, as far as the RM can tell.
+fn post_from(from: &str, url: &str, body: &Value) -> (u16, Value) {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").unwrap();
+    let (addr, path) = rest.split_at(rest.find('/').unwrap());
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let stream = rt.block_on(async {
+        let s = tokio::net::TcpSocket::new_v4().unwrap();
+        s.bind(format!("{from}:0").parse().unwrap()).unwrap();
+        s.connect(addr.parse().unwrap()).await.unwrap().into_std().unwrap()
+    });
+    stream.set_nonblocking(false).unwrap();
+    let mut stream = stream;
+    let text = body.to_string();
+    write!(stream, "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}", text.len()).unwrap();
+    let mut out = String::new();
+    stream.read_to_string(&mut out).unwrap();
+    let status = out.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let json =
+        out.split_once("\r\n\r\n").map(|(_, b)| serde_json::from_str(b).unwrap_or(Value::Null)).unwrap_or(Value::Null);
+    (status, json)
+}
+
+fn registration(node: &str, containers: Value, previous_session: &str) -> Value {
+    json!({ "node_id": node, "http_address": "127.0.0.1:1", "rack": null, "resource": { "memory": 8192, "vCores": 8 },
+        "containers": containers, "version": "x", "previous_session": previous_session })
+}
+
+#[test]
+fn a_node_speaks_only_for_its_own_containers_and_only_plausible_ones() {
+    let rm = fair("foreign-reports", &[]);
+    rm.register_node("127.0.0.1:11", 8192, 8);
+    let (s, id, _) = rm.submit("alice", "default", json!({}));
+    assert_eq!(s, 202);
+    let am = rm.heartbeat_until_started("127.0.0.1:11").pop().expect("the AM is placed");
+    let am_id = am.id().unwrap().container.to_string();
+    rm.register_am(&id, &am);
+    // Another registered node reports alice's AM ended: not taken.
+    rm.register_node("127.0.0.1:12", 8192, 8);
+    let dead = json!([{ "container_id": am_id, "state": "COMPLETE", "exit_status": 1, "diagnostics": "forged" }]);
+    let out = rm.heartbeat("127.0.0.1:12", 1, serde_json::from_value(dead.clone()).unwrap());
+    assert!(!out.kill.iter().any(|k| k.container_id == am_id), "{out:?}");
+    // Nor from a node registering with it.
+    let tracker = rm.handle.as_ref().unwrap().tracker;
+    let reg = format!("http://{tracker}/fairloom/v1/tracker/register");
+    let (s, out) = call("POST", &reg, Some(registration("127.0.0.1:13", dead, "")));
+    assert_eq!(s, 200, "{out}");
+    // A phantom container of alice's live attempt, of a size no container has, or made in the
+    // future: not taken (it would have made the cluster's numbers absurd and stalled it).
+    let attempt = format!("{}_01", id.replace("application_", "container_"));
+    for (n, (mb, vc, t)) in
+        [(i64::MAX, i64::MAX, 1i64), (1i64 << 40, 1i64 << 30, 1), (-1024, 1, 1), (1024, 1, i64::MAX)]
+            .into_iter()
+            .enumerate()
+    {
+        let phantom = json!([{ "container_id": format!("{attempt}_00009{n}"), "state": "RUNNING", "exit_status": 0,
+            "resource": { "memory": mb, "vCores": vc }, "creation_time": t }]);
+        let (s, out) = call("POST", &reg, Some(registration(&format!("127.0.0.1:2{n}"), phantom, "")));
+        assert_eq!(s, 200, "{out}");
+    }
+    std::thread::sleep(Duration::from_millis(400));
+    let (_, a) = rm.app(&id);
+    assert_eq!(a["app"]["state"], "RUNNING", "{a}");
+    assert_eq!(a["app"]["allocatedMB"], 1024, "only the AM: {a}");
+    let (_, m) = call("GET", &rm.url("/ws/v1/cluster/metrics", None), None);
+    assert!(m["clusterMetrics"]["availableMB"].as_i64().unwrap() > 0, "{m}");
+    // The RM is alive and well (a percentage of such sizes once overflowed in its loop).
+    let (s, _) = call("GET", &rm.url("/ws/v1/cluster/apps", None), None);
+    assert_eq!(s, 200);
+    let (s, _) = call("POST", &rm.url("/ws/v1/cluster/apps/new-application", Some("bob")), None);
+    assert_eq!(s, 200);
+}
+
+#[test]
+fn a_running_node_is_taken_over_only_with_its_session_or_from_its_host() {
+    let rm = fair("takeover", &[]);
+    rm.register_node("127.0.0.1:11", 8192, 8);
+    let (s, id, _) = rm.submit("alice", "default", json!({}));
+    assert_eq!(s, 202);
+    let am = rm.heartbeat_until_started("127.0.0.1:11").pop().expect("the AM is placed");
+    rm.register_am(&id, &am);
+    let tracker = rm.handle.as_ref().unwrap().tracker;
+    let reg = format!("http://{tracker}/fairloom/v1/tracker/register");
+    // Another host claims the node: refused, the node and its AM untouched.
+    let (s, out) = post_from("127.0.0.2", &reg, &registration("127.0.0.1:11", json!([]), ""));
+    assert_eq!(s, 200, "{out}");
+    assert_eq!(out["action"], "RESYNC", "{out}");
+    assert!(out["diagnostics"].as_str().unwrap().contains("needs its session"), "{out}");
+    assert!(out["container_token_master_key"].is_null(), "no keys for it");
+    let hb = rm.heartbeat("127.0.0.1:11", 5, vec![]);
+    assert_eq!(hb.action, NodeAction::Normal, "the real node's session still holds");
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while rm.app(&id).1["app"]["state"] != "RUNNING" {
+        assert!(Instant::now() < deadline, "{}", rm.app(&id).1);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (_, attempts) = call("GET", &rm.url(&format!("/ws/v1/cluster/apps/{id}/appattempts"), None), None);
+    assert_eq!(attempts["appAttempts"]["appAttempt"][0]["appAttemptState"], "RUNNING", "{attempts}");
+    // With the node's session, from anywhere, it is the node's own NodeManager come back.
+    let session = rm.sessions.lock().unwrap()["127.0.0.1:11"].clone();
+    let am_running = json!([{ "container_id": am.id().unwrap().container.to_string(), "state": "RUNNING",
+        "exit_status": 0, "resource": { "memory": 1024, "vCores": 1 }, "creation_time": 1 }]);
+    let (s, out) = post_from("127.0.0.2", &reg, &registration("127.0.0.1:11", am_running, &session));
+    assert_eq!(s, 200, "{out}");
+    assert_eq!(out["action"], "NORMAL", "{out}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(rm.app(&id).1["app"]["runningContainers"], 1, "its AM kept through the reconnect");
+}
+
+#[test]
+fn with_host_lists_a_node_registers_from_its_hosts_address() {
+    let dir = std::env::temp_dir().join(format!("fairloom-hosts-peer-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let include = dir.join("include");
+    std::fs::write(&include, "127.0.0.1\n127.0.0.2\n").unwrap();
+    let rm = fair("hosts-peer", &[("yarn.resourcemanager.nodes.include-path", include.to_str().unwrap())]);
+    let tracker = rm.handle.as_ref().unwrap().tracker;
+    let reg = format!("http://{tracker}/fairloom/v1/tracker/register");
+    // From 127.0.0.2, claiming to be a node of 127.0.0.1: refused.
+    let (s, out) = post_from("127.0.0.2", &reg, &registration("127.0.0.1:7777", json!([]), ""));
+    assert_eq!(s, 200, "{out}");
+    assert_eq!(out["action"], "SHUTDOWN", "{out}");
+    assert!(out["diagnostics"].as_str().unwrap().contains("registers from 127.0.0.2"), "{out}");
+    // As itself: taken.
+    let (s, out) = post_from("127.0.0.2", &reg, &registration("127.0.0.2:7777", json!([]), ""));
+    assert_eq!(s, 200, "{out}");
+    assert_eq!(out["action"], "NORMAL", "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_ams_response_id_is_compared_never_computed_with() {
+    let rm = fair("response-id", &[]);
+    rm.register_node("n1:1", 8192, 8);
+    let (s, id, _) = rm.submit("alice", "default", json!({}));
+    assert_eq!(s, 202);
+    let am = rm.heartbeat_until_started("n1:1").pop().expect("the AM is placed");
+    let (token, _) = rm.register_am(&id, &am);
+    for rid in [i64::MAX, i64::MIN, -1] {
+        let (s, e) = rm.am_call(
+            "/fairloom/v1/am/allocate",
+            &token,
+            json!({ "response_id": rid, "asks": [], "releases": [], "progress": 0.0 }),
+        );
+        assert_eq!(s, 400, "{e}");
+        assert_eq!(e["RemoteException"]["exception"], "InvalidApplicationMasterRequestException");
+    }
+    let (s, out) = rm.am_call(
+        "/fairloom/v1/am/allocate",
+        &token,
+        json!({ "response_id": 0, "asks": [], "releases": [], "progress": 0.0 }),
+    );
+    assert_eq!(s, 200, "the RM is alive: {out}");
 }

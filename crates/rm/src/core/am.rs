@@ -141,7 +141,8 @@ impl Core {
             // AM register again and send every outstanding ask.
             return Ok(Arc::new(resync_response()));
         }
-        if req.response_id + 1 == a.response_id {
+        // The AM's number, whatever it is, is compared, never computed with.
+        if req.response_id.checked_add(1) == Some(a.response_id) {
             if let Some(last) = &a.last_response {
                 return Ok(last.clone());
             }

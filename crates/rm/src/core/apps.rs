@@ -23,11 +23,17 @@ pub enum KillOutcome {
 
 impl Core {
     /// YARN's getNewApplication: an id to submit under, and the largest container.
-    pub fn new_application(&mut self) -> (ApplicationId, Res) {
+    pub fn new_application(&mut self) -> Result<(ApplicationId, Res), RmError> {
         let id = ApplicationId { cluster_timestamp: self.cluster_ts, id: self.next_app };
-        self.next_app += 1;
+        self.next_app = self
+            .next_app
+            .checked_add(1)
+            .ok_or_else(|| RmError::internal("this ResourceManager has handed out every application id: restart it"))?;
         self.reserved_ids.insert(id);
-        (id, self.max_allocation())
+        if self.reserved_ids.len() > super::MAX_RESERVED_IDS {
+            self.reserved_ids.pop_first();
+        }
+        Ok((id, self.max_allocation()))
     }
 
     /// YARN's submitApplication: checked, stored, then given to the scheduler.

@@ -59,7 +59,21 @@ impl LiveContainers {
     }
 
     pub fn remove(&mut self, id: &str) -> Option<RmContainer> {
-        let c = self.by_id.remove(&id.parse().ok()?)?;
+        self.remove_id(&id.parse().ok()?)
+    }
+
+    /// Container `id` if it lives on `node`, removed: a node reports its own containers
+    /// only, and what it says of others' is not taken.
+    pub fn remove_on(&mut self, id: &str, node: &str) -> Option<RmContainer> {
+        let cid = id.parse().ok()?;
+        if self.by_id.get(&cid)?.node != node {
+            return None;
+        }
+        self.remove_id(&cid)
+    }
+
+    fn remove_id(&mut self, id: &ContainerId) -> Option<RmContainer> {
+        let c = self.by_id.remove(id)?;
         self.clock += 1;
         self.slotted -= usize::from(c.slot.is_some());
         if let Some(entry) = self.by_app.get_mut(&c.app) {
@@ -82,10 +96,13 @@ impl LiveContainers {
         self.by_id.get(id)
     }
 
-    /// Mark a container running (what the node reported). `None` when it is not live;
-    /// otherwise the container, if this report is the first to say it runs.
-    pub fn set_running(&mut self, id: &str) -> Option<Option<&RmContainer>> {
+    /// Mark a container running (what its node, `node`, reported). `None` when it is not
+    /// live there; otherwise the container, if this report is the first to say it runs.
+    pub fn set_running(&mut self, id: &str, node: &str) -> Option<Option<&RmContainer>> {
         let c = self.by_id.get_mut(&id.parse().ok()?)?;
+        if c.node != node {
+            return None;
+        }
         if c.running {
             return Some(None);
         }
@@ -255,10 +272,14 @@ mod tests {
         assert_eq!(live.values().count(), 1);
         let app2 = ApplicationId { cluster_timestamp: 1, id: 2 };
         let before = live.changed(app2);
-        assert!(live.set_running("container_1_0002_01_000001").is_some_and(|first| first.is_some()));
+        assert!(live.set_running("container_1_0002_01_000001", "n2:8041").is_none(), "only its own node says so");
+        assert_eq!(live.changed(app2), before);
+        assert!(live.set_running("container_1_0002_01_000001", "n1:8041").is_some_and(|first| first.is_some()));
         assert!(live.changed(app2) > before, "starting is a change the views show");
-        assert!(live.set_running("container_1_0002_01_000001").is_some_and(|first| first.is_none()), "once");
-        assert!(live.set_running("container_1_0001_01_000001").is_none());
+        assert!(live.set_running("container_1_0002_01_000001", "n1:8041").is_some_and(|first| first.is_none()), "once");
+        assert!(live.set_running("container_1_0001_01_000001", "n1:8041").is_none());
+        assert!(live.remove_on("container_1_0002_01_000001", "n2:8041").is_none(), "another node's report");
+        assert!(live.get("container_1_0002_01_000001").is_some(), "is not taken");
         // Looked up by the id's numbers, as YARN's ContainerId.fromString compares them.
         assert!(live.get("container_1_2_1_1").is_some_and(|c| c.id == "container_1_0002_01_000001"));
         assert!(live.get("container_1_0002_01").is_none() && live.remove("not a container").is_none());

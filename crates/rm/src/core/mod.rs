@@ -37,6 +37,9 @@ pub use node_table::NodeTable;
 pub use register::{MAX_NODE_MEMORY_MB, MAX_NODE_VCORES};
 pub use tokens::Keys;
 
+/// How many new-application ids wait for their submission at most.
+pub const MAX_RESERVED_IDS: usize = 10_000;
+
 /// YARN's RMAppState.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum AppState {
@@ -319,6 +322,8 @@ pub struct RmNode {
     pub to_ack: Vec<String>,
     /// The address its host name resolved to at registration (the host lists match it too).
     pub ip: Option<String>,
+    /// The address its registration came from.
+    pub peer: Option<std::net::IpAddr>,
 }
 
 /// The ResourceManager's whole state.
@@ -334,8 +339,10 @@ pub struct Core {
     pub cluster_ts: Millis,
     pub epoch: u32,
     next_app: u32,
-    /// Ids handed out by new-application and not yet submitted.
-    reserved_ids: HashSet<ApplicationId>,
+    /// Ids handed out by new-application and not yet submitted: at most
+    /// [`MAX_RESERVED_IDS`], the oldest forgotten first (a caller that never submits must not
+    /// grow the RM).
+    reserved_ids: std::collections::BTreeSet<ApplicationId>,
     pub apps: BTreeMap<ApplicationId, RmApp>,
     by_sched: HashMap<AppId, ApplicationId>,
     pub containers: LiveContainers,
@@ -439,7 +446,8 @@ impl Core {
         let max_allocation = props.as_ref().map(|p| res_of(p.maximum_allocation)).unwrap_or(Res::new(8192, 4));
         let min_allocation = props.as_ref().map(|p| res_of(p.minimum_allocation)).unwrap_or(Res::new(1024, 1));
         let recovered = store.load()?;
-        let epoch = recovered.epoch + 1;
+        let epoch =
+            recovered.epoch.checked_add(1).ok_or_else(|| RmError::internal("state store: the epoch is exhausted"))?;
         store.set_epoch(epoch)?;
         let amrm = match (&recovered.amrm_keys, conf.recovery) {
             (Some((current, next)), true) => Some(RollingKey::restore(
@@ -465,7 +473,7 @@ impl Core {
             cluster_ts: now,
             epoch,
             next_app: 1,
-            reserved_ids: HashSet::new(),
+            reserved_ids: std::collections::BTreeSet::new(),
             apps: BTreeMap::new(),
             by_sched: HashMap::new(),
             containers: LiveContainers::default(),

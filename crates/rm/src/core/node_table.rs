@@ -99,6 +99,7 @@ mod tests {
             session: String::new(),
             to_ack: Vec::new(),
             ip: None,
+            peer: None,
         }
     }
 

@@ -61,7 +61,7 @@ impl Core {
         for status in &req.containers {
             match status.state {
                 ContainerState::Complete => {
-                    if let Some(c) = self.containers.remove(&status.container_id) {
+                    if let Some(c) = self.containers.remove_on(&status.container_id, &req.node_id) {
                         self.note_ended(c.cid);
                         self.count(c.app, |q| q.containers_released += 1);
                         if let Some(slot) = c.slot.filter(|s| self.slot_alive(s)) {
@@ -77,7 +77,7 @@ impl Core {
                         acknowledged.push(status.container_id.clone());
                     }
                 }
-                _ => match self.containers.set_running(&status.container_id) {
+                _ => match self.containers.set_running(&status.container_id, &req.node_id) {
                     None => unknown_running.push(status.container_id.clone()),
                     Some(Some(c)) if c.is_am => {
                         let app = c.app;

@@ -25,6 +25,10 @@ pub const MAX_NODE_VCORES: i64 = 1 << 20;
 /// A registration the RM turns away: the node is told to shut down, as YARN does.
 fn refused(diagnostics: String) -> RegisterNodeResponse {
     tracing::warn!("{diagnostics}");
+    RegisterNodeResponse { diagnostics, ..refused_quietly() }
+}
+
+fn refused_quietly() -> RegisterNodeResponse {
     RegisterNodeResponse {
         action: NodeAction::Shutdown,
         container_token_master_key: None,
@@ -32,17 +36,19 @@ fn refused(diagnostics: String) -> RegisterNodeResponse {
         session: String::new(),
         heartbeat_interval_ms: 0,
         rm_identifier: 0,
-        diagnostics,
+        diagnostics: String::new(),
     }
 }
 
 impl Core {
     /// YARN's registerNodeManager. `ip` is what the node's host name resolved to (the host
     /// lists may name either).
+    /// `peer` is the address the registration came from.
     pub fn register_node(
         &mut self,
         req: RegisterNodeRequest,
         ip: Option<String>,
+        peer: Option<std::net::IpAddr>,
         now: Millis,
     ) -> Result<RegisterNodeResponse, RmError> {
         let host = match req.node_id.rsplit_once(':') {
@@ -53,6 +59,37 @@ impl Core {
             return Ok(refused(format!(
                 "Disallowed NodeManager from  {host}, Sending SHUTDOWN signal to the NodeManager."
             )));
+        }
+        // With host lists, a node registers from its host's address: the lists say who may
+        // register, not only which names may be claimed.
+        let lists = !(self.conf.hosts.include.is_empty() && self.conf.hosts.exclude.is_empty());
+        if let (true, Some(p)) = (lists, peer) {
+            if ip.as_deref() != Some(p.to_string().as_str()) {
+                return Ok(refused(format!(
+                    "Disallowed NodeManager from  {host}: it registers from {p}, not from its host's address ({}), Sending SHUTDOWN signal to the NodeManager.",
+                    ip.as_deref().unwrap_or("unresolved")
+                )));
+            }
+        }
+        // A node registered and heartbeating is taken over only by its own NodeManager: one
+        // that kept its session, or one on its host. Anyone else waits for it to expire.
+        if let Some(old) = self.nodes.get(&req.node_id).filter(|n| n.state == NodeState::Running) {
+            let same_host = peer.is_some() && old.peer == peer;
+            if req.previous_session != old.session && !same_host {
+                tracing::warn!(
+                    "node {} is registered from {:?}: a registration from {peer:?} without its session is refused",
+                    req.node_id,
+                    old.peer
+                );
+                return Ok(RegisterNodeResponse {
+                    action: NodeAction::Resync,
+                    diagnostics: format!(
+                        "node {} is registered and heartbeating: registering it again needs its session, its host, or its expiry (yarn.nm.liveness-monitor.expiry-interval-ms)",
+                        req.node_id
+                    ),
+                    ..refused_quietly()
+                });
+            }
         }
         let (r, min) = (req.resource, self.min_allocation);
         if r.memory < min.memory || r.vcores < min.vcores || r.memory <= 0 || r.vcores <= 0 {
@@ -118,6 +155,7 @@ impl Core {
             session: session.clone(),
             to_ack: Vec::new(),
             ip,
+            peer,
         });
         self.node_changed(&req.node_id);
         // Its keys are new to it: every attempt is sent a new NM token for it (YARN's
@@ -212,11 +250,24 @@ impl Core {
     pub(super) fn recover_container(&mut self, node: &str, status: &ContainerStatus, now: Millis) {
         let Ok(cid) = status.container_id.parse::<YarnContainerId>() else { return };
         let app_id = cid.attempt.application;
-        if self.containers.get_id(&cid).is_some() {
-            if status.state == ContainerState::Complete {
+        if let Some(c) = self.containers.get_id(&cid) {
+            // Only the node a container lives on speaks for it.
+            if c.node == node && status.state == ContainerState::Complete {
                 // Its next heartbeat report is acknowledged once it may be.
                 let _ = self.end_reported(node, status, now);
             }
+            return;
+        }
+        // What a node says it ran must be a container the RM could have allocated.
+        let max = self.max_allocation();
+        let (r, t) = (status.resource, status.creation_time);
+        if r.memory <= 0 || r.vcores <= 0 || r.memory > max.memory || r.vcores > max.vcores || t > now {
+            tracing::warn!(
+                "node {node} reports container {} with <memory:{}, vCores:{}> created at {t}: not taken",
+                status.container_id,
+                r.memory,
+                r.vcores
+            );
             return;
         }
         if self.ended.get(&app_id).is_some_and(|e| e.contains(&cid)) || self.awaiting_flush(&status.container_id) {
@@ -232,7 +283,8 @@ impl Core {
             && status.creation_time > 0
             && status.creation_time < self.started_on
         {
-            self.add_usage(app_id, status.resource, status.creation_time, status.finish_time.max(status.creation_time));
+            let end = status.finish_time.clamp(status.creation_time, now);
+            self.add_usage(app_id, status.resource, status.creation_time, end);
             // Acknowledged once stored (or, with nothing stored, at its next heartbeat report).
             self.pending_ack(node, cid);
         }
@@ -242,6 +294,10 @@ impl Core {
             return;
         }
         let is_am = attempt.am_container.as_deref() == Some(status.container_id.as_str());
+        if is_am && attempt.am_node.as_deref().is_some_and(|n| n != node) {
+            tracing::warn!("node {node} reports AM container {} of another node: not taken", status.container_id);
+            return;
+        }
         if status.state == ContainerState::Complete {
             self.note_ended(cid);
             if is_am {
@@ -304,7 +360,7 @@ impl Core {
         }
         let mut acknowledged = Vec::new();
         for status in req.containers.iter().filter(|s| s.state == ContainerState::Complete) {
-            let known = self.containers.get(&status.container_id).is_some();
+            let known = self.containers.get(&status.container_id).is_some_and(|c| c.node == req.node_id);
             if !known || self.end_reported(&req.node_id, status, now) {
                 acknowledged.push(status.container_id.clone());
             }
@@ -322,7 +378,7 @@ impl Core {
     /// container, the scheduler's slot and the AM learn it as from a heartbeat. Whether it may
     /// be acknowledged at once (nothing to store first).
     pub(super) fn end_reported(&mut self, node: &str, status: &ContainerStatus, now: Millis) -> bool {
-        let Some(c) = self.containers.remove(&status.container_id) else { return true };
+        let Some(c) = self.containers.remove_on(&status.container_id, node) else { return true };
         self.note_ended(c.cid);
         self.count(c.app, |q| q.containers_released += 1);
         if let Some(slot) = c.slot.filter(|s| self.slot_alive(s)) {

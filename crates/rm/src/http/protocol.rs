@@ -4,7 +4,9 @@
 use std::time::Instant;
 
 use axum::body::Bytes;
-use axum::extract::State;
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -40,12 +42,13 @@ pub fn am_router(ctx: Ctx) -> Router {
         .with_state(ctx)
 }
 
-async fn register_node(State(ctx): State<Ctx>, body: Bytes) -> R {
+async fn register_node(State(ctx): State<Ctx>, ConnectInfo(peer): ConnectInfo<SocketAddr>, body: Bytes) -> R {
     let req: RegisterNodeRequest = parse_body(&body, "node registration")?;
     // The host lists may name the node's address: resolved here, off the loop, when there
     // are lists.
     let ip = if ctx.rm.snapshot().host_lists { resolve(&req.node_id).await } else { None };
-    let out = ctx.rm.call(|r| Command::RegisterNode(req, ip, r)).await?;
+    let peer = Some(peer.ip());
+    let out = ctx.rm.call(|r| Command::RegisterNode(req, ip, peer, r)).await?;
     Ok(json_response(StatusCode::OK, &out))
 }
 
