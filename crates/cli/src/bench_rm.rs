@@ -203,6 +203,7 @@ async fn nm(
         containers: Vec::new(),
         version: "bench".to_string(),
         previous_session: String::new(),
+        proof: String::new(),
     };
     // Thousands connect at once: a refused or reset connection tries again.
     let mut tries = 0;

@@ -126,8 +126,32 @@ fn nm_conf(site: &Properties, conf_dir: Option<&Path>, base: NmConf, recovery_de
         supervised: flag(site, "yarn.nodemanager.recovery.supervised", false)?,
         state_dir: site.get("yarn.nodemanager.recovery.dir").map(PathBuf::from),
         executor,
+        registration_secret: fairloom_rm::conf::secret_file(site, keys::REGISTRATION_SECRET_FILE)?,
         ..base
     })
+}
+
+/// `up`'s registration secret: the configured one, else one it makes in its state directory
+/// (readable by its user only) and keeps, so that nothing but its own NodeManagers registers.
+fn up_secret(site: &mut Properties, dir: &Path) -> Result<()> {
+    if site.contains_key(keys::REGISTRATION_SECRET_FILE) {
+        return Ok(());
+    }
+    let path = dir.join("registration-secret");
+    if !path.exists() {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let secret = fairloom_protocol::token::to_hex(&fairloom_rm::random_bytes(32));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .and_then(|mut f| f.write_all(secret.as_bytes()))
+            .with_context(|| path.display().to_string())?;
+    }
+    site.insert(keys::REGISTRATION_SECRET_FILE.to_string(), path.display().to_string());
+    Ok(())
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -178,6 +202,7 @@ pub fn nm(args: &NmArgs) -> Result<ExitCode> {
         supervised: false,
         state_dir: None,
         executor: Executor::Default,
+        registration_secret: None,
     };
     let conf = nm_conf(&site, args.conf.as_deref(), base, false)?;
     runtime()?.block_on(async {
@@ -223,9 +248,14 @@ pub fn up(args: &UpArgs) -> Result<ExitCode> {
             // `up` recovers by default and keeps its store in its state directory.
             site.entry(keys::RECOVERY.to_string()).or_insert_with(|| "true".to_string());
             site.entry(keys::LEVELDB_PATH.to_string()).or_insert_with(|| dir.join("rmstore").display().to_string());
+            up_secret(&mut site, &dir)?;
             RmConf::from_site(site, c)?
         }
-        None => RmConf::from_site(default_site(&dir), &dir)?,
+        None => {
+            let mut site = default_site(&dir);
+            up_secret(&mut site, &dir)?;
+            RmConf::from_site(site, &dir)?
+        }
     };
     let log_file = logging::init("up", &args.log, &conf.site)?;
     let heartbeat_ms = conf.nm_heartbeat_ms;
@@ -246,6 +276,7 @@ pub fn up(args: &UpArgs) -> Result<ExitCode> {
                 supervised: false,
                 state_dir: None,
                 executor: Executor::Default,
+                registration_secret: None,
             };
             // Each node keeps its own state (yarn.nodemanager.recovery.dir would be shared).
             let nm_conf = nm_conf(&site, args.conf.as_deref(), base, true)?;

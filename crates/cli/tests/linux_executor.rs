@@ -119,6 +119,26 @@ fn containers_run_as_their_users_and_cannot_reach_each_other() {
     );
     std::fs::write(c.conf.join("container-executor.cfg"), format!("banned.users={banned}\nmin.user.id=1000\n"))
         .unwrap();
+    // The NodeManagers' registration secret, root's alone: what no job on the node can read.
+    let secret = dir.0.join("registration-secret");
+    std::fs::write(&secret, "the nodes' own\n").unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let site = c.conf.join("yarn-site.xml");
+    let text = std::fs::read_to_string(&site).unwrap().replace(
+        "</configuration>",
+        &format!(
+            "  <property><name>fairloom.nodemanager.registration-secret.file</name><value>{}</value></property>\n</configuration>",
+            secret.display()
+        ),
+    );
+    std::fs::write(&site, text).unwrap();
+    // A directory bob owned under an older layout: the NodeManager takes it back.
+    let bob_cache = dir.0.join("nm1/nm-local-dir/usercache").join(&bob).join("appcache");
+    std::fs::create_dir_all(&bob_cache).unwrap();
+    let bob_uid = uid_of(&bob);
+    for d in [bob_cache.parent().unwrap(), bob_cache.as_path()] {
+        std::os::unix::fs::chown(d, Some(bob_uid), Some(bob_uid)).unwrap();
+    }
     // The AM is this binary, shipped as a file:// resource: the users must be able to run it.
     let bin_dir = std::env::temp_dir().join(format!("fairloom-lce-bin-{}", std::process::id()));
     std::fs::create_dir_all(&bin_dir).unwrap();
@@ -167,13 +187,21 @@ fn containers_run_as_their_users_and_cannot_reach_each_other() {
     assert_eq!(mode(&a_logs), (alice_uid, 0o750));
 
     // bob's container tries alice's token, her directory and her processes.
-    // It also tries to plant links where the NodeManager will make directories next.
+    // It also tries to plant links where the NodeManager will make directories next, to read
+    // the nodes' registration secret, and to register a node of its own (it would be given
+    // the node keys, and the AMs placed there).
+    let script = bin_dir.join("probe.sh");
+    std::fs::write(&script, PROBE).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tracker_port = c.tracker.rsplit(':').next().unwrap().to_string();
     let probe = format!(
-        "bash -c 'cat {tok} >/dev/null 2>&1; echo token=$?; ls {appdir} >/dev/null 2>&1; echo appdir=$?; cat {logs}/stdout >/dev/null 2>&1; echo logs=$?; kill -9 {pid} 2>/dev/null; echo kill=$?; cat $HADOOP_TOKEN_FILE_LOCATION >/dev/null; echo own=$?; ln -s /etc $PWD/../planted 2>/dev/null; echo plant=$?; ln -s /etc {appdir}/planted 2>/dev/null; echo plant_other=$?; echo user=$(id -un)'",
-        tok = a_token.display(),
-        appdir = a_app_dir.display(),
-        logs = a_logs.display(),
-        pid = a_pids[0],
+        "bash {} {} {} {} {} {tracker_port} {}",
+        script.display(),
+        a_token.display(),
+        a_app_dir.display(),
+        a_logs.display(),
+        a_pids[0],
+        secret.display()
     );
     let mut b = shell_as(&bob, &probe);
     let b_id = submitted_id(&mut b);
@@ -185,9 +213,14 @@ fn containers_run_as_their_users_and_cannot_reach_each_other() {
         .flatten()
         .map(|e| std::fs::read_to_string(e.path().join("stdout")).unwrap_or_default())
         .collect();
-    for refused in ["token=1", "appdir=2", "logs=1", "kill=1", "plant=1", "plant_other=1"] {
+    for refused in
+        ["token=1", "appdir=2", "logs=1", "kill=1", "plant=1", "plant_other=1", "secret=1", "\"action\":\"SHUTDOWN\""]
+    {
         assert!(said.contains(refused), "bob's container was not refused ({refused}): {said}");
     }
+    // The directories bob owned under the older layout are the NodeManager's again.
+    assert_eq!(mode(bob_cache.parent().unwrap()), (0, 0o711));
+    assert_eq!(mode(&bob_cache), (0, 0o711));
     assert!(said.contains("own=0") && said.contains(&format!("user={bob}")), "{said}");
     // alice's job is untouched and finishes as it would have.
     assert_eq!(app(&c, &a_id)["state"], "RUNNING");
@@ -235,6 +268,30 @@ fn containers_run_as_their_users_and_cannot_reach_each_other() {
     }
     let _ = std::fs::remove_dir_all(&bin_dir);
 }
+
+/// What bob's container tries: $1 alice's token file, $2 her application dir, $3 her task's
+/// log dir, $4 her task's pid, $5 the resource tracker's port, $6 the registration secret.
+const PROBE: &str = r#"#!/bin/bash
+cat "$1" >/dev/null 2>&1; echo token=$?
+ls "$2" >/dev/null 2>&1; echo appdir=$?
+cat "$3/stdout" >/dev/null 2>&1; echo logs=$?
+kill -9 "$4" 2>/dev/null; echo kill=$?
+cat "$HADOOP_TOKEN_FILE_LOCATION" >/dev/null; echo own=$?
+ln -s /etc "$PWD/../planted" 2>/dev/null; echo plant=$?
+ln -s /etc "$2/planted" 2>/dev/null; echo plant_other=$?
+cat "$6" >/dev/null 2>&1; echo secret=$?
+body='{"node_id":"127.0.0.1:9","http_address":"127.0.0.1:9","rack":null,"resource":{"memory":8192,"vCores":8},"containers":[],"version":"x"}'
+exec 3<>"/dev/tcp/127.0.0.1/$5"
+printf 'POST /fairloom/v1/tracker/register HTTP/1.1
+Host: x
+Content-Type: application/json
+Content-Length: %d
+Connection: close
+
+%s' "${#body}" "$body" >&3
+echo "register=$(grep -o '"action":"[A-Z]*"' <&3)"
+echo "user=$(id -un)"
+"#;
 
 extern "C" {
     fn geteuid() -> u32;

@@ -123,12 +123,19 @@ pub fn app_of(container: &str) -> String {
 /// YARN's command markers: `{{VAR}}` is `$VAR` in the shell, `<LOG_DIR>` the container's
 /// log dir, `<CPS>` the class-path separator.
 pub fn expand_markers(command: &str, log_dir: &Path) -> String {
-    let mut out = command.replace("<LOG_DIR>", &log_dir.display().to_string()).replace("<CPS>", ":");
-    while let Some(start) = out.find("{{") {
-        let Some(len) = out[start..].find("}}") else { break };
-        let name = out[start + 2..start + len].to_string();
-        out.replace_range(start..start + len + 2, &format!("${name}"));
+    let text = command.replace("<LOG_DIR>", &log_dir.display().to_string()).replace("<CPS>", ":");
+    // One pass, left to right (replacing in place and searching again from the start was
+    // quadratic: a long enough command held a node for a minute).
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(start) = rest.find("{{") {
+        let Some(len) = rest[start + 2..].find("}}") else { break };
+        out.push_str(&rest[..start]);
+        out.push('$');
+        out.push_str(&rest[start + 2..start + 2 + len]);
+        rest = &rest[start + 2 + len + 2..];
     }
+    out.push_str(rest);
     out
 }
 
@@ -139,6 +146,14 @@ fn quote(value: &str) -> String {
 /// Start `spec`. The container is in the table before its process starts, so a kill that
 /// arrives meanwhile finds it.
 pub fn launch(table: &Table, env: &Env, spec: &Launch) -> Result<(), String> {
+    let ctr = admit(table, env, spec)?;
+    run(table, env, spec, ctr);
+    Ok(())
+}
+
+/// Take `spec` into the table as NEW (the part that must happen in the order requests come:
+/// a kill that follows finds it); [`run`] does the rest.
+pub fn admit(table: &Table, env: &Env, spec: &Launch) -> Result<Ctr, String> {
     let user = spec.id.user.as_str();
     // It becomes a path: nothing is created for a name that could leave the node's dirs (the
     // RM refuses such names; this node does not take that on trust).
@@ -148,7 +163,7 @@ pub fn launch(table: &Table, env: &Env, spec: &Launch) -> Result<(), String> {
     let app = cid.attempt.application.to_string();
     let work = env.local_dir.join("usercache").join(user).join("appcache").join(&app).join(&id);
     let logs = env.log_root.join(&app).join(&id);
-    let mut ctr = Ctr {
+    let ctr = Ctr {
         id: id.clone(),
         app: app.clone(),
         user: user.to_string(),
@@ -174,8 +189,16 @@ pub fn launch(table: &Table, env: &Env, spec: &Launch) -> Result<(), String> {
         }
         t.insert(id.clone(), ctr.clone());
     }
+    Ok(ctr)
+}
+
+/// Start an admitted container's process: its directories, local resources and fork, the
+/// slow part (it may run on a thread of its own). A failure is the container's end.
+pub fn run(table: &Table, env: &Env, spec: &Launch, mut ctr: Ctr) {
+    let (id, user) = (ctr.id.clone(), ctr.user.clone());
+    let (work, logs) = (ctr.work_dir.clone(), ctr.log_dir.clone());
     let started = start_process(env, spec, &id, &work, &logs);
-    let mut t = table.lock().map_err(|_| "container table poisoned".to_string())?;
+    let Ok(mut t) = table.lock() else { return };
     match started {
         Ok(child) => {
             let pgid = child.id() as i32;
@@ -195,7 +218,6 @@ pub fn launch(table: &Table, env: &Env, spec: &Launch) -> Result<(), String> {
             tracing::info!("Container {id} of user {user} started (process group {pgid})");
             env.metrics.launched.inc();
             reap(table.clone(), id, child, env.clone());
-            Ok(())
         }
         Err(e) => {
             tracing::warn!("Container {id} failed to launch: {e}");
@@ -207,7 +229,6 @@ pub fn launch(table: &Table, env: &Env, spec: &Launch) -> Result<(), String> {
             t.insert(id, ctr);
             drop(t);
             env.save(table);
-            Ok(())
         }
     }
 }
@@ -230,7 +251,8 @@ fn start_process(env: &Env, spec: &Launch, id: &str, work: &Path, logs: &Path) -
     let user = spec.id.user.as_str();
     let run_as = env.executor.run_as(user).map_err(|e| e.0)?;
     let user_dir = env.local_dir.join("usercache").join(user);
-    workdir::parents(&[&user_dir, &user_dir.join("appcache")], run_as.as_ref())?;
+    // Top-down: each level is the NodeManager's before the next is looked at.
+    workdir::parents(&[&env.local_dir.join("usercache"), &user_dir, &user_dir.join("appcache")], run_as.as_ref())?;
     workdir::prepare(work, logs, run_as.as_ref())?;
     // The NodeManager's own files first, then the local resources (which may not take their
     // names): nothing of the user's can be in their way.
@@ -338,7 +360,7 @@ pub fn watch(table: Table, id: String, pgid: i32, ticks: Option<u64>, exit_file:
         // The script writes the file as it exits; give it a moment (YARN waits 2 s).
         let mut code = None;
         for _ in 0..20 {
-            code = std::fs::read_to_string(&exit_file).ok().and_then(|t| t.trim().parse().ok());
+            code = read_exit_code(&exit_file);
             if code.is_some() {
                 break;
             }
@@ -346,6 +368,22 @@ pub fn watch(table: Table, id: String, pgid: i32, ticks: Option<u64>, exit_file:
         }
         ended(&table, &id, code.unwrap_or(LOST), &env);
     });
+}
+
+/// The exit code a container's script left in `path`. The file is in the container's own
+/// directory, so its user may have put anything there: it is read only if it is a regular
+/// file (not through a link, never waiting on a FIFO), and only its first bytes.
+pub fn read_exit_code(path: &Path) -> Option<i32> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file =
+        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW).open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(32).read_to_string(&mut text).ok()?;
+    text.trim().parse().ok()
 }
 
 /// YARN's `ExitCode.LOST`: a container taken back whose exit code is nowhere to be found.
@@ -434,6 +472,11 @@ mod tests {
         let cmd = "{{JAVA_HOME}}/bin/java -cp a<CPS>b 1><LOG_DIR>/stdout {{X}}";
         assert_eq!(expand_markers(cmd, Path::new("/l")), "$JAVA_HOME/bin/java -cp a:b 1>/l/stdout $X");
         assert_eq!(expand_markers("{{unclosed", Path::new("/l")), "{{unclosed");
+        assert_eq!(expand_markers("{{a}}{{b}} {{c", Path::new("/l")), "$a$b {{c");
+        assert_eq!(expand_markers("{{}}", Path::new("/l")), "$");
+        // Long: linear time (it was quadratic).
+        let long = "{{}}".repeat(400_000);
+        assert_eq!(expand_markers(&long, Path::new("/l")).len(), 400_000);
     }
 
     #[test]
@@ -470,6 +513,27 @@ mod tests {
         }
         assert!(!dir.exists(), "nothing was created");
         assert!(table.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn an_exit_code_file_is_read_only_when_it_is_one() {
+        let dir = std::env::temp_dir().join(format!("fairloom-exitcode-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("c.exitcode");
+        std::fs::write(&f, "3\n").unwrap();
+        assert_eq!(read_exit_code(&f), Some(3));
+        let fifo = dir.join("fifo.exitcode");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo reads the NUL-terminated path it is given.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        assert_eq!(read_exit_code(&fifo), None, "a FIFO is not waited on");
+        let link = dir.join("link.exitcode");
+        std::os::unix::fs::symlink(&f, &link).unwrap();
+        assert_eq!(read_exit_code(&link), None, "nor read through a link");
+        std::fs::write(&f, "7".repeat(10_000)).unwrap();
+        assert_eq!(read_exit_code(&f), None);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -46,6 +46,12 @@ pub(crate) fn heartbeat_loop(node: Node, stop: watch::Receiver<bool>, told: watc
                 containers: statuses(&node.table),
                 version: env!("CARGO_PKG_VERSION").to_string(),
                 previous_session: node.guard.keys.lock().unwrap_or_else(|p| p.into_inner()).session.clone(),
+                proof: node
+                    .conf
+                    .registration_secret
+                    .as_deref()
+                    .map(|s| fairloom_protocol::token::registration_proof(s, &node.id))
+                    .unwrap_or_default(),
             };
             let answer = post::<_, RegisterNodeResponse>(&agent, &format!("{base}{}", paths::REGISTER_NODE), &req);
             match &answer {
@@ -167,19 +173,32 @@ fn apply(node: &Node, r: NodeHeartbeatResponse) {
         container::kill(&node.table, &k.container_id, k.exit_status, &k.diagnostics, &node.env);
     }
     // The RM's own starts (AM containers) need no NM token, but their container tokens
-    // are checked all the same.
-    for s in &r.start {
+    // are checked all the same. Each is admitted here, in order, and started on a thread of
+    // its own: a slow launch (a large archive) must not hold the heartbeats.
+    for s in r.start {
         let now = crate::now_ms();
         let checked =
             node.guard.container_token(&s.token, now).and_then(|id| node.guard.first_start(&id, now).map(|_| id));
-        match checked {
-            Ok(id) => {
-                let spec = Launch { id: &id, context: &s.launch, credentials: s.credentials.as_deref() };
-                if let Err(e) = container::launch(&node.table, &node.env, &spec) {
-                    tracing::warn!("cannot start AM container {}: {e}", id.container);
-                }
+        let id = match checked {
+            Ok(id) => id,
+            Err(e) => {
+                tracing::warn!("refused to start an AM container: {e}");
+                continue;
             }
-            Err(e) => tracing::warn!("refused to start an AM container: {e}"),
+        };
+        let admitted = {
+            let spec = Launch { id: &id, context: &s.launch, credentials: s.credentials.as_deref() };
+            container::admit(&node.table, &node.env, &spec)
+        };
+        match admitted {
+            Ok(ctr) => {
+                let (table, env) = (node.table.clone(), node.env.clone());
+                std::thread::spawn(move || {
+                    let spec = Launch { id: &id, context: &s.launch, credentials: s.credentials.as_deref() };
+                    container::run(&table, &env, &spec, ctr);
+                });
+            }
+            Err(e) => tracing::warn!("cannot start AM container {}: {e}", id.container),
         }
     }
 }

@@ -55,6 +55,8 @@ pub struct NmConf {
     pub state_dir: Option<PathBuf>,
     /// Who containers run as (`yarn.nodemanager.container-executor.class`).
     pub executor: executor::Executor,
+    /// The cluster's registration secret, when it has one.
+    pub registration_secret: Option<Vec<u8>>,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -44,7 +44,13 @@ fn target(work: &Path, r: &LocalResource) -> Result<PathBuf, LocalizeError> {
 /// user may read: a root NodeManager must not link or unpack for a container what its user
 /// could not open, and what it unpacks belongs to that user.
 pub fn localize(work: &Path, resources: &[LocalResource], reader: Option<&RunAs>) -> Result<(), LocalizeError> {
+    let mut seen = std::collections::HashSet::new();
     for r in resources {
+        // One name, one resource: a second one under the same key would be fetched into
+        // (or through) what the first one put there.
+        if !seen.insert(r.key.as_str()) {
+            return Err(bad(r, "the key names another local resource of the container too"));
+        }
         let src = source_path(r)?;
         let dst = target(work, r)?;
         if let Some(u) = reader.filter(|u| !u.may_read(&src)) {
@@ -73,10 +79,20 @@ fn own_tree(dir: &Path, user: &RunAs) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Open an archive to read: without waiting (a FIFO would hold the node), and only a
+/// regular file.
+fn open_archive(src: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(src)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    Ok(file)
+}
+
 fn unpack(src: &Path, dst: &Path, reader: Option<&RunAs>) -> std::io::Result<()> {
-    std::fs::create_dir_all(dst)?;
     let name = src.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_ascii_lowercase();
-    let file = File::open(src)?;
+    let file = open_archive(src)?;
     if let Some(u) = reader {
         // What was opened is what was checked (not a file swapped in since).
         use std::os::unix::fs::MetadataExt;
@@ -85,6 +101,8 @@ fn unpack(src: &Path, dst: &Path, reader: Option<&RunAs>) -> std::io::Result<()>
             return Err(std::io::Error::other("the file changed while it was checked"));
         }
     }
+    // A new directory, never an existing one (nor whatever a link there points at).
+    std::fs::create_dir(dst)?;
     let unpacked = unpack_file(file, &name, dst);
     match (unpacked, reader) {
         (Ok(()), Some(u)) => own_tree(dst, u),
@@ -135,6 +153,18 @@ mod tests {
         assert_eq!(std::fs::read_to_string(work.join("arch/inner.txt")).unwrap(), "hello");
         let e = localize(&work, &[res("../x", &f, "FILE")], None).unwrap_err();
         assert!(e.to_string().contains("plain file name"), "{e}");
+        // The same key twice: a link to a directory, then an archive unpacked through it.
+        let w2 = dir.join("work2");
+        std::fs::create_dir_all(&w2).unwrap();
+        let e = localize(&w2, &[res("x", &dir, "FILE"), res("x", &archive, "ARCHIVE")], None).unwrap_err();
+        assert!(e.to_string().contains("names another local resource"), "{e}");
+        // An archive is a regular file: a FIFO is refused at once, not waited on.
+        let fifo = dir.join("pipe.tar");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo reads the NUL-terminated path it is given.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let e = localize(&w2, &[res("p", &fifo, "ARCHIVE")], None).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
         let mut http = res("h", &f, "FILE");
         http.resource = "hdfs://nn/x".to_string();
         assert!(localize(&work, &[http], None).unwrap_err().to_string().contains("not supported"));

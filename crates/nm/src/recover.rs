@@ -64,7 +64,7 @@ pub(crate) fn take_back(node: &Node, prev: NmState, recovery: bool) {
                 if let Some(pg) = c.pgid {
                     signal_group(pg, libc::SIGKILL);
                 }
-                let code = std::fs::read_to_string(exit_file(&c)).ok().and_then(|t| t.trim().parse::<i32>().ok());
+                let code = container::read_exit_code(&exit_file(&c));
                 c.state = ContainerState::Complete;
                 c.finish_time = now;
                 c.exit_status = kill.or(code).unwrap_or(LOST);

@@ -37,12 +37,20 @@ fn io(p: &Path) -> impl Fn(std::io::Error) -> String + '_ {
 /// A directory the NodeManager keeps above containers' own: made if missing, refused if
 /// anything but a directory is there; with the Linux executor, `0711`.
 fn parent(dir: &Path, run_as: Option<&RunAs>) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let m = std::fs::symlink_metadata(dir).map_err(io(dir))?;
     if !m.is_dir() {
         return Err(format!("{} is not a directory", dir.display()));
     }
     if run_as.is_some() {
+        // One someone else owns (an older layout gave users these) is taken back first: its
+        // parent is the NodeManager's already (callers go top-down), so it cannot be swapped.
+        // SAFETY: geteuid and getegid have no preconditions.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        if m.uid() != uid {
+            std::os::unix::fs::lchown(dir, Some(uid), Some(gid)).map_err(io(dir))?;
+        }
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711)).map_err(io(dir))?;
     }
     Ok(())

@@ -22,6 +22,9 @@ pub struct RegisterNodeRequest {
     /// own address).
     #[serde(default)]
     pub previous_session: String,
+    /// With a registration secret: [`crate::token::registration_proof`] of `node_id`.
+    #[serde(default)]
+    pub proof: String,
 }
 
 /// YARN's unRegisterNodeManager, with what fairloom adds: the statuses of the containers the

@@ -38,6 +38,9 @@ pub mod keys {
     pub const NODES_INCLUDE: &str = "yarn.resourcemanager.nodes.include-path";
     pub const NODES_EXCLUDE: &str = "yarn.resourcemanager.nodes.exclude-path";
     pub const SIGNATURE_SECRET_FILE: &str = "hadoop.http.authentication.signature.secret.file";
+    /// fairloom's own: a secret the RM and its NodeManagers share (a file only they read);
+    /// with it, a registration must prove it knows it.
+    pub const REGISTRATION_SECRET_FILE: &str = "fairloom.nodemanager.registration-secret.file";
     pub const AUTH_TOKEN_VALIDITY_SECS: &str = "hadoop.http.authentication.token.validity";
 }
 
@@ -100,6 +103,8 @@ pub struct RmConf {
     /// random and rolled every `auth_token_validity_ms`.
     pub signature_secret: Option<Vec<u8>>,
     pub auth_token_validity_ms: i64,
+    /// The NodeManagers' registration secret, when there is one.
+    pub registration_secret: Option<Vec<u8>>,
 }
 
 /// Hadoop's include and exclude host lists (`HostsFileReader`): names separated by
@@ -180,15 +185,16 @@ fn rolling(site: &Properties, key: &str, expiry_key: &str, expiry_ms: i64) -> Re
     Ok(ms)
 }
 
-fn signature_secret(site: &Properties) -> Result<Option<Vec<u8>>, ConfError> {
-    let Some(path) = site.get(keys::SIGNATURE_SECRET_FILE).map(|p| p.trim()).filter(|p| !p.is_empty()) else {
+/// The secret in the file `key` names (Hadoop's way: the file's text, trimmed), if it names
+/// one; a file that cannot be read or holds nothing is an error.
+pub fn secret_file(site: &Properties, key: &str) -> Result<Option<Vec<u8>>, ConfError> {
+    let Some(path) = site.get(key).map(|p| p.trim()).filter(|p| !p.is_empty()) else {
         return Ok(None);
     };
-    let bytes = std::fs::read(path)
-        .map_err(|e| bad(keys::SIGNATURE_SECRET_FILE, format!("Could not read signature secret file: {path}: {e}")))?;
+    let bytes = std::fs::read(path).map_err(|e| bad(key, format!("Could not read secret file: {path}: {e}")))?;
     let secret: Vec<u8> = String::from_utf8_lossy(&bytes).trim().as_bytes().to_vec();
     if secret.is_empty() {
-        return Err(bad(keys::SIGNATURE_SECRET_FILE, format!("No secret in signature secret file: {path}")));
+        return Err(bad(key, format!("No secret in secret file: {path}")));
     }
     Ok(Some(secret))
 }
@@ -288,7 +294,8 @@ impl RmConf {
             nm_token_key_rolling_ms: rolling(&site, keys::NM_TOKEN_KEY_ROLLING_SECS, keys::NM_EXPIRY_MS, nm_expiry_ms)?,
             container_expiry_ms: number(&site, keys::CONTAINER_EXPIRY_MS, 600_000)?,
             hosts: HostLists::read(&site)?,
-            signature_secret: signature_secret(&site)?,
+            signature_secret: secret_file(&site, keys::SIGNATURE_SECRET_FILE)?,
+            registration_secret: secret_file(&site, keys::REGISTRATION_SECRET_FILE)?,
             auth_token_validity_ms: validity_secs.saturating_mul(1000),
             am_max_attempts,
             recovery: boolean(&site, keys::RECOVERY, false)?,

@@ -96,7 +96,7 @@ fn the_cookie_secret_comes_from_its_file_and_outlives_a_restart() {
     let e =
         fairloom_rm::conf::RmConf::from_site(site.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(), &dir)
             .unwrap_err();
-    assert!(e.to_string().contains("No secret in signature secret file"), "{e}");
+    assert!(e.to_string().contains("No secret in secret file"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -413,7 +413,7 @@ fn a_node_speaks_only_for_its_own_containers_and_only_plausible_ones() {
 }
 
 #[test]
-fn a_running_node_is_taken_over_only_with_its_session_or_from_its_host() {
+fn a_running_node_is_taken_over_only_with_its_session() {
     let rm = fair("takeover", &[]);
     rm.register_node("127.0.0.1:11", 8192, 8);
     let (s, id, _) = rm.submit("alice", "default", json!({}));
@@ -422,12 +422,15 @@ fn a_running_node_is_taken_over_only_with_its_session_or_from_its_host() {
     rm.register_am(&id, &am);
     let tracker = rm.handle.as_ref().unwrap().tracker;
     let reg = format!("http://{tracker}/fairloom/v1/tracker/register");
-    // Another host claims the node: refused, the node and its AM untouched.
-    let (s, out) = post_from("127.0.0.2", &reg, &registration("127.0.0.1:11", json!([]), ""));
-    assert_eq!(s, 200, "{out}");
-    assert_eq!(out["action"], "RESYNC", "{out}");
-    assert!(out["diagnostics"].as_str().unwrap().contains("needs its session"), "{out}");
-    assert!(out["container_token_master_key"].is_null(), "no keys for it");
+    // Another host claims the node, or a process on its own host (a container runs there):
+    // refused, the node and its AM untouched.
+    for from in ["127.0.0.2", "127.0.0.1"] {
+        let (s, out) = post_from(from, &reg, &registration("127.0.0.1:11", json!([]), ""));
+        assert_eq!(s, 200, "{out}");
+        assert_eq!(out["action"], "RESYNC", "{from}: {out}");
+        assert!(out["diagnostics"].as_str().unwrap().contains("needs its session"), "{out}");
+        assert!(out["container_token_master_key"].is_null(), "no keys for it");
+    }
     let hb = rm.heartbeat("127.0.0.1:11", 5, vec![]);
     assert_eq!(hb.action, NodeAction::Normal, "the real node's session still holds");
     let deadline = Instant::now() + Duration::from_secs(3);
@@ -492,4 +495,98 @@ fn an_ams_response_id_is_compared_never_computed_with() {
         json!({ "response_id": 0, "asks": [], "releases": [], "progress": 0.0 }),
     );
     assert_eq!(s, 200, "the RM is alive: {out}");
+}
+
+#[test]
+fn a_node_claims_no_more_than_it_has_nor_older_than_its_application() {
+    let rm = fair("capacity-claims", &[]);
+    rm.register_node("127.0.0.1:11", 8192, 8);
+    let (s, id, _) = rm.submit("alice", "default", json!({}));
+    assert_eq!(s, 202);
+    let am = rm.heartbeat_until_started("127.0.0.1:11").pop().expect("the AM is placed");
+    rm.register_am(&id, &am);
+    let (_, before) = rm.app(&id);
+    let submitted = before["app"]["startedTime"].as_i64().unwrap();
+    let attempt = format!("{}_01", id.replace("application_", "container_"));
+    // 50 containers of the maximum size from a 8 GB node: at most what fits is taken.
+    let claims: Vec<Value> = (0..50)
+        .map(|n| {
+            json!({ "container_id": format!("{attempt}_0005{n:02}"), "state": "RUNNING", "exit_status": 0,
+            "resource": { "memory": 8192, "vCores": 4 }, "creation_time": submitted + 1 })
+        })
+        .collect();
+    let tracker = rm.handle.as_ref().unwrap().tracker;
+    let reg = format!("http://{tracker}/fairloom/v1/tracker/register");
+    let (s, out) = call("POST", &reg, Some(registration("127.0.0.1:12", Value::Array(claims), "")));
+    assert_eq!(s, 200, "{out}");
+    // Ended containers that started before the application existed add no usage.
+    let old = json!([{ "container_id": format!("{attempt}_000600"), "state": "COMPLETE", "exit_status": 0,
+        "resource": { "memory": 8192, "vCores": 4 }, "creation_time": 1, "finish_time": submitted }]);
+    let (s, out) = call("POST", &reg, Some(registration("127.0.0.1:13", old, "")));
+    assert_eq!(s, 200, "{out}");
+    std::thread::sleep(Duration::from_millis(400));
+    let (_, m) = call("GET", &rm.url("/ws/v1/cluster/metrics", None), None);
+    assert!(m["clusterMetrics"]["availableMB"].as_i64().unwrap() >= 0, "{m}");
+    let (_, a) = rm.app(&id);
+    assert!(a["app"]["allocatedMB"].as_i64().unwrap() <= 1024 + 8192, "{a}");
+    assert!(a["app"]["memorySeconds"].as_i64().unwrap() < 8192 * 1000, "no usage from before the app: {a}");
+}
+
+#[test]
+fn with_a_registration_secret_only_nodemanagers_that_know_it_register() {
+    let dir = std::env::temp_dir().join(format!("fairloom-reg-secret-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("secret");
+    std::fs::write(&file, "only the nodes know\n").unwrap();
+    let rm = fair("reg-secret", &[("fairloom.nodemanager.registration-secret.file", file.to_str().unwrap())]);
+    let tracker = rm.handle.as_ref().unwrap().tracker;
+    let reg = format!("http://{tracker}/fairloom/v1/tracker/register");
+    for proof in
+        ["".to_string(), "00".repeat(32), fairloom_protocol::token::registration_proof(b"a guess", "127.0.0.1:5")]
+    {
+        let mut r = registration("127.0.0.1:5", json!([]), "");
+        r["proof"] = json!(proof);
+        let (s, out) = call("POST", &reg, Some(r));
+        assert_eq!(s, 200, "{out}");
+        assert_eq!(out["action"], "SHUTDOWN", "{out}");
+        assert!(out["diagnostics"].as_str().unwrap().contains("no proof of the registration secret"), "{out}");
+    }
+    // A proof for another node id does not carry over.
+    let mut r = registration("127.0.0.1:5", json!([]), "");
+    r["proof"] = json!(fairloom_protocol::token::registration_proof(b"only the nodes know", "127.0.0.1:6"));
+    assert_eq!(call("POST", &reg, Some(r)).1["action"], "SHUTDOWN");
+    let mut r = registration("127.0.0.1:5", json!([]), "");
+    r["proof"] = json!(fairloom_protocol::token::registration_proof(b"only the nodes know", "127.0.0.1:5"));
+    let (s, out) = call("POST", &reg, Some(r));
+    assert_eq!((s, out["action"].as_str()), (200, Some("NORMAL")), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn what_nodes_and_ams_say_is_bounded() {
+    let rm = fair("bounded", &[]);
+    let tracker = rm.handle.as_ref().unwrap().tracker;
+    let reg = format!("http://{tracker}/fairloom/v1/tracker/register");
+    let mut r = registration("127.0.0.1:5", json!([]), "");
+    r["http_address"] = json!("h".repeat(300));
+    let (s, e) = call("POST", &reg, Some(r));
+    assert_eq!(s, 400, "{e}");
+    let mut r = registration("127.0.0.1:5", json!([]), "");
+    r["rack"] = json!("/rack\n1");
+    assert_eq!(call("POST", &reg, Some(r)).0, 400);
+    rm.register_node("n1:1", 8192, 8);
+    let (s, id, _) = rm.submit("alice", "default", json!({}));
+    assert_eq!(s, 202);
+    let am = rm.heartbeat_until_started("n1:1").pop().expect("the AM is placed");
+    let (token, _) = rm.register_am(&id, &am);
+    let long = format!("start{}end", "x".repeat(300_000));
+    let (s, out) = rm.am_call(
+        "/fairloom/v1/am/finish",
+        &token,
+        json!({ "final_status": "SUCCEEDED", "diagnostics": long, "tracking_url": "" }),
+    );
+    assert_eq!(s, 200, "{out}");
+    let (_, a) = rm.app(&id);
+    let d = a["app"]["diagnostics"].as_str().unwrap();
+    assert!(d.len() < 70 * 1024 && d.ends_with("end") && d.starts_with("Diagnostic messages truncated"), "{}", d.len());
 }

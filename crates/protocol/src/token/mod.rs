@@ -458,6 +458,27 @@ impl ContainerTokenId {
     }
 }
 
+/// What a NodeManager shows at registration when the cluster has a registration secret (a file
+/// readable by the NodeManagers and the RM only): HMAC-SHA256 of its node id, hex. Without
+/// Kerberos this is what tells a NodeManager from a process that merely reaches the port.
+pub fn registration_proof(secret: &[u8], node_id: &str) -> String {
+    use sha2::Sha256;
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes any key length");
+    mac.update(b"register|");
+    mac.update(node_id.as_bytes());
+    to_hex(&mac.finalize().into_bytes())
+}
+
+/// Whether `proof` is [`registration_proof`]'s for `node_id` (compared in constant time).
+pub fn check_registration_proof(secret: &[u8], node_id: &str, proof: &str) -> bool {
+    use sha2::Sha256;
+    let Ok(bytes) = from_hex(proof) else { return false };
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes any key length");
+    mac.update(b"register|");
+    mac.update(node_id.as_bytes());
+    mac.verify_slice(&bytes).is_ok()
+}
+
 /// The keys of one kind a NodeManager knows (YARN's NM secret managers keep two): the RM's
 /// current key and the one before it, so tokens made just before a roll still work.
 #[derive(Debug, Clone, Default)]
@@ -576,6 +597,15 @@ mod tests {
         assert!(Token::from_header(AMRM_TOKEN_KIND, "").is_err());
         let junk = Token::from_header(AMRM_TOKEN_KIND, "ffff.00").unwrap();
         assert!(junk.check::<AmrmTokenId>(|_| Some(&key)).is_err());
+    }
+
+    #[test]
+    fn a_registration_proof_names_its_node() {
+        let p = registration_proof(b"s", "h:1");
+        assert!(check_registration_proof(b"s", "h:1", &p));
+        assert!(!check_registration_proof(b"s", "h:2", &p));
+        assert!(!check_registration_proof(b"t", "h:1", &p));
+        assert!(!check_registration_proof(b"s", "h:1", "zz"));
     }
 
     #[test]

@@ -110,7 +110,7 @@ impl Core {
         a.registered = true;
         a.state = AttemptState::Running;
         a.last_heartbeat = now;
-        a.tracking_url = req.tracking_url.clone();
+        a.tracking_url = super::bounded(req.tracking_url.clone());
         a.node_changes_seen = changes;
         // What the AM re-learns at registration is not sent again in allocate.
         a.new_allocated.retain(|c| !known.iter().any(|k| k.id == c.id));
@@ -284,10 +284,10 @@ impl Core {
             ));
         }
         if let Some(a) = self.apps.get_mut(&app_id).and_then(|a| a.attempt_mut()) {
-            a.tracking_url = req.tracking_url.clone();
+            a.tracking_url = super::bounded(req.tracking_url.clone());
         }
         tracing::info!("{attempt} unregistered with final status {}", req.final_status.name());
-        self.finish_app(app_id, req.final_status, req.diagnostics, now);
+        self.finish_app(app_id, req.final_status, super::bounded(req.diagnostics), now);
         Ok(FinishAmResponse { unregistered: true })
     }
 

@@ -242,6 +242,7 @@ impl Core {
     /// an AM preempted, on a lost node, on a failed disk or killed by the RM does not count,
     /// and with one attempt allowed there is no retry.
     pub(super) fn fail_attempt(&mut self, app_id: ApplicationId, why: String, exit: Option<i32>, now: Millis) {
+        let why = super::bounded(why);
         let global = self.conf.am_max_attempts;
         let Some(app) = self.apps.get_mut(&app_id) else { return };
         if app.state.is_final() {

@@ -37,6 +37,20 @@ pub use node_table::NodeTable;
 pub use register::{MAX_NODE_MEMORY_MB, MAX_NODE_VCORES};
 pub use tokens::Keys;
 
+/// YARN's `yarn.app.attempt.diagnostics.limit.kc` default: the most characters of
+/// diagnostics kept (the last ones, as YARN's BoundedAppender keeps them).
+pub const DIAGNOSTICS_LIMIT: usize = 64 * 1024;
+
+/// `text` within [`DIAGNOSTICS_LIMIT`] characters, its end kept.
+pub fn bounded(text: String) -> String {
+    let total = text.chars().count();
+    if total <= DIAGNOSTICS_LIMIT {
+        return text;
+    }
+    let tail: String = text.chars().skip(total - DIAGNOSTICS_LIMIT).collect();
+    format!("Diagnostic messages truncated, showing last {DIAGNOSTICS_LIMIT} chars out of {total}:\n...\n{tail}")
+}
+
 /// How many new-application ids wait for their submission at most.
 pub const MAX_RESERVED_IDS: usize = 10_000;
 

@@ -51,7 +51,9 @@ impl Core {
         }
         node.last_heartbeat = now;
         node.response_id += 1;
-        node.health_report = req.health_report.clone();
+        if node.health_report != req.health_report {
+            node.health_report = super::bounded(req.health_report.clone());
+        }
         let node_sched = node.sched;
         let node_name = node.names.clone();
         let mut completed = Vec::new();
@@ -159,7 +161,7 @@ impl Core {
             );
             self.fail_attempt(c.app, why, Some(status.exit_status), now);
         } else if let Some(a) = app.attempt_mut() {
-            a.new_completed.push(status);
+            a.new_completed.push(ContainerStatus { diagnostics: super::bounded(status.diagnostics), ..status });
         }
     }
 

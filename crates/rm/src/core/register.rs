@@ -21,6 +21,8 @@ use crate::error::RmError;
 /// (and the per-second usage products) stay far from overflowing at any cluster size.
 pub const MAX_NODE_MEMORY_MB: i64 = 1 << 32;
 pub const MAX_NODE_VCORES: i64 = 1 << 20;
+/// The longest name (id, address, rack, version) a node may give itself.
+const MAX_NAME: usize = 255;
 
 /// A registration the RM turns away: the node is told to shut down, as YARN does.
 fn refused(diagnostics: String) -> RegisterNodeResponse {
@@ -55,6 +57,26 @@ impl Core {
             Some((h, port)) if !h.is_empty() && port.parse::<u16>().is_ok() => h.to_string(),
             _ => return Err(RmError::bad_request(format!("node id '{}' is not host:port", req.node_id))),
         };
+        // What a node names itself is kept and shown: names, not documents.
+        for (what, v) in [("node id", &req.node_id), ("http address", &req.http_address), ("version", &req.version)]
+            .into_iter()
+            .chain(req.rack.iter().map(|r| ("rack", r)))
+        {
+            if v.len() > MAX_NAME || v.chars().any(char::is_control) {
+                return Err(RmError::bad_request(format!(
+                    "node {what} is longer than {MAX_NAME} bytes or holds control characters"
+                )));
+            }
+        }
+        // With a registration secret, only a NodeManager that knows it registers a node.
+        if let Some(secret) = &self.conf.registration_secret {
+            if !fairloom_protocol::token::check_registration_proof(secret, &req.node_id, &req.proof) {
+                return Ok(refused(format!(
+                    "Disallowed NodeManager from  {host}: no proof of the registration secret ({}), Sending SHUTDOWN signal to the NodeManager.",
+                    crate::conf::keys::REGISTRATION_SECRET_FILE
+                )));
+            }
+        }
         if !self.conf.hosts.allows(&host, ip.as_deref()) {
             return Ok(refused(format!(
                 "Disallowed NodeManager from  {host}, Sending SHUTDOWN signal to the NodeManager."
@@ -71,11 +93,11 @@ impl Core {
                 )));
             }
         }
-        // A node registered and heartbeating is taken over only by its own NodeManager: one
-        // that kept its session, or one on its host. Anyone else waits for it to expire.
+        // A node registered and heartbeating is taken over only by its own NodeManager, which
+        // keeps its session; anyone else (a container on the node's host included) waits for
+        // it to expire.
         if let Some(old) = self.nodes.get(&req.node_id).filter(|n| n.state == NodeState::Running) {
-            let same_host = peer.is_some() && old.peer == peer;
-            if req.previous_session != old.session && !same_host {
+            if req.previous_session != old.session {
                 tracing::warn!(
                     "node {} is registered from {:?}: a registration from {peer:?} without its session is refused",
                     req.node_id,
@@ -84,7 +106,7 @@ impl Core {
                 return Ok(RegisterNodeResponse {
                     action: NodeAction::Resync,
                     diagnostics: format!(
-                        "node {} is registered and heartbeating: registering it again needs its session, its host, or its expiry (yarn.nm.liveness-monitor.expiry-interval-ms)",
+                        "node {} is registered and heartbeating: registering it again needs its session, or its expiry (yarn.nm.liveness-monitor.expiry-interval-ms)",
                         req.node_id
                     ),
                     ..refused_quietly()
@@ -273,7 +295,13 @@ impl Core {
         if self.ended.get(&app_id).is_some_and(|e| e.contains(&cid)) || self.awaiting_flush(&status.container_id) {
             return;
         }
-        if !self.apps.contains_key(&app_id) {
+        let Some(submitted) = self.apps.get(&app_id).map(|a| a.submit_time) else { return };
+        // No container is older than its application.
+        if status.creation_time > 0 && status.creation_time < submitted {
+            tracing::warn!(
+                "node {node} reports container {} older than its application: not taken",
+                status.container_id
+            );
             return;
         }
         // Allocated before this RM started and ended while it was down: not counted before (an
@@ -310,6 +338,14 @@ impl Core {
         }
         let Some(sched_app) = app.sched else { return };
         let node_id = self.nodes[node].sched;
+        // It must fit what the node has left: a node cannot claim more than it offers.
+        if !resource_of(status.resource).fits_in(&self.sched.cluster().node(node_id).unallocated()) {
+            tracing::warn!(
+                "node {node} reports container {} beyond its free resources: not taken",
+                status.container_id
+            );
+            return;
+        }
         let placed = self.sched.place_containers(
             sched_app,
             node_id,

@@ -169,6 +169,7 @@ impl Rm {
             containers,
             version: "test".to_string(),
             previous_session: self.sessions.lock().unwrap().get(name).cloned().unwrap_or_default(),
+            proof: String::new(),
         };
         let url = format!("http://{tracker}{}", paths::REGISTER_NODE);
         let (s, body) = call("POST", &url, Some(serde_json::to_value(req).unwrap()));
