@@ -456,11 +456,17 @@ fn rmadmin_refresh_nodes_decommissions_a_node_which_kills_its_containers_and_exi
         let cs = v["containers"].as_array()?.clone();
         cs.iter().all(|c| c["state"] == "COMPLETE").then_some(cs)
     });
-    // The AM container went with its node (ABORTED); its task too, unless the AM, told its
-    // attempt was over, stopped it first (KILLED_BY_APPMASTER).
+    // The AM container went with its node (ABORTED), unless the AM, told by the RM that its
+    // attempt was over, stopped its task (KILLED_BY_APPMASTER) and exited first: whichever
+    // of the node's heartbeat and the AM's allocate reaches the RM first.
     for c in &exited {
-        let ok = if c["id"].as_str().unwrap().ends_with("_000001") {
-            c["exit_status"] == -100
+        let id = c["id"].as_str().unwrap();
+        let ok = if id.ends_with("_000001") {
+            let told = || {
+                let stderr = std::fs::read_to_string(logs.join(id).join("AppMaster.stderr")).unwrap_or_default();
+                stderr.contains("the RM says this attempt is over")
+            };
+            c["exit_status"] == -100 || (c["exit_status"] != 0 && told())
         } else {
             c["exit_status"] == -100 || c["exit_status"] == -105
         };

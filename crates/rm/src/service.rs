@@ -13,7 +13,7 @@ use tokio::sync::oneshot;
 
 use fairloom_model::{ApplicationId, Millis};
 use fairloom_protocol::am::{
-    AllocateRequest, AllocateResponse, FinishAmRequest, FinishAmResponse, RegisterAmRequest, RegisterAmResponse,
+    AllocateRequest, FinishAmRequest, FinishAmResponse, RegisterAmRequest, RegisterAmResponse,
 };
 use fairloom_protocol::node::{
     NodeHeartbeatRequest, NodeHeartbeatResponse, RegisterNodeRequest, RegisterNodeResponse, UnregisterNodeRequest,
@@ -24,7 +24,7 @@ use fairloom_protocol::Res;
 use fairloom_scheduler::phases::PhaseClock;
 use fairloom_scheduler::Scheduler;
 
-use crate::core::{AppState, Core, KillOutcome};
+use crate::core::{Allocated, AppState, Core, KillOutcome};
 use crate::dao::{self, ContainerRow, NodeRow};
 use crate::error::RmError;
 use crate::explain::{self, Wait};
@@ -53,7 +53,7 @@ pub enum Command {
     NodeHeartbeat(NodeHeartbeatRequest, Reply<(NodeHeartbeatResponse, NodeHeartbeatRequest)>),
     /// Each with the caller's AMRM token: which attempt calls is what it says.
     RegisterAm(RegisterAmRequest, Token, Reply<RegisterAmResponse>),
-    Allocate(AllocateRequest, Token, Reply<Arc<AllocateResponse>>),
+    Allocate(AllocateRequest, Token, Reply<Allocated>),
     FinishAm(FinishAmRequest, Token, Reply<FinishAmResponse>),
     /// An application's live containers, for a reader (not in the snapshot: O(containers)).
     Containers(ApplicationId, Reply<Vec<ContainerRow>>),

@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use fairloom_model::{ApplicationId, ContainerId};
+use fairloom_scheduler::NodeId;
 
 use super::RmContainer;
 
@@ -64,16 +65,22 @@ impl LiveContainers {
 
     /// Container `id` if it lives on `node`, removed: a node reports its own containers
     /// only, and what it says of others' is not taken.
-    pub fn remove_on(&mut self, id: &str, node: &str) -> Option<RmContainer> {
-        let cid = id.parse().ok()?;
-        if self.by_id.get(&cid)?.node != node {
-            return None;
-        }
-        self.remove_id(&cid)
+    pub fn remove_on(&mut self, id: &str, node: NodeId) -> Option<RmContainer> {
+        // One lookup: this runs for every end every node reports.
+        let c = match self.by_id.entry(id.parse().ok()?) {
+            std::collections::hash_map::Entry::Occupied(e) if e.get().node_sched == node => e.remove(),
+            _ => return None,
+        };
+        Some(self.forget(c))
     }
 
     fn remove_id(&mut self, id: &ContainerId) -> Option<RmContainer> {
         let c = self.by_id.remove(id)?;
+        Some(self.forget(c))
+    }
+
+    /// The bookkeeping of a container just taken out of `by_id`.
+    fn forget(&mut self, c: RmContainer) -> RmContainer {
         self.clock += 1;
         self.slotted -= usize::from(c.slot.is_some());
         if let Some(entry) = self.by_app.get_mut(&c.app) {
@@ -84,7 +91,7 @@ impl LiveContainers {
                 self.by_app.remove(&c.app);
             }
         }
-        Some(c)
+        c
     }
 
     pub fn get(&self, id: &str) -> Option<&RmContainer> {
@@ -98,9 +105,9 @@ impl LiveContainers {
 
     /// Mark a container running (what its node, `node`, reported). `None` when it is not
     /// live there; otherwise the container, if this report is the first to say it runs.
-    pub fn set_running(&mut self, id: &str, node: &str) -> Option<Option<&RmContainer>> {
+    pub fn set_running(&mut self, id: &str, node: NodeId) -> Option<Option<&RmContainer>> {
         let c = self.by_id.get_mut(&id.parse().ok()?)?;
-        if c.node != node {
+        if c.node_sched != node {
             return None;
         }
         if c.running {
@@ -184,6 +191,7 @@ mod tests {
             attempt: 1,
             slot: None,
             node: "n1:8041".into(),
+            node_sched: NodeId(1),
             resource: Res::default(),
             priority: 1,
             is_am: false,
@@ -272,13 +280,13 @@ mod tests {
         assert_eq!(live.values().count(), 1);
         let app2 = ApplicationId { cluster_timestamp: 1, id: 2 };
         let before = live.changed(app2);
-        assert!(live.set_running("container_1_0002_01_000001", "n2:8041").is_none(), "only its own node says so");
+        assert!(live.set_running("container_1_0002_01_000001", NodeId(2)).is_none(), "only its own node says so");
         assert_eq!(live.changed(app2), before);
-        assert!(live.set_running("container_1_0002_01_000001", "n1:8041").is_some_and(|first| first.is_some()));
+        assert!(live.set_running("container_1_0002_01_000001", NodeId(1)).is_some_and(|first| first.is_some()));
         assert!(live.changed(app2) > before, "starting is a change the views show");
-        assert!(live.set_running("container_1_0002_01_000001", "n1:8041").is_some_and(|first| first.is_none()), "once");
-        assert!(live.set_running("container_1_0001_01_000001", "n1:8041").is_none());
-        assert!(live.remove_on("container_1_0002_01_000001", "n2:8041").is_none(), "another node's report");
+        assert!(live.set_running("container_1_0002_01_000001", NodeId(1)).is_some_and(|first| first.is_none()), "once");
+        assert!(live.set_running("container_1_0001_01_000001", NodeId(1)).is_none());
+        assert!(live.remove_on("container_1_0002_01_000001", NodeId(2)).is_none(), "another node's report");
         assert!(live.get("container_1_0002_01_000001").is_some(), "is not taken");
         // Looked up by the id's numbers, as YARN's ContainerId.fromString compares them.
         assert!(live.get("container_1_2_1_1").is_some_and(|c| c.id == "container_1_0002_01_000001"));

@@ -31,6 +31,7 @@ use crate::secrets::{activation_delay, KeyGen, RollingKey};
 use crate::store::StateStore;
 use crate::submission::Submission;
 
+pub use am::Allocated;
 pub use apps::KillOutcome;
 pub use containers::LiveContainers;
 pub use node_table::NodeTable;
@@ -275,6 +276,9 @@ pub struct RmContainer {
     /// application's AM, exiting).
     pub slot: Option<Slot>,
     pub node: String,
+    /// The scheduler's id of that node: what a node's reports are checked against (a
+    /// number compared, not a name, for every container every heartbeat reports).
+    pub node_sched: NodeId,
     pub resource: Res,
     pub priority: i32,
     pub is_am: bool,

@@ -63,7 +63,7 @@ impl Core {
         for status in &req.containers {
             match status.state {
                 ContainerState::Complete => {
-                    if let Some(c) = self.containers.remove_on(&status.container_id, &req.node_id) {
+                    if let Some(c) = self.containers.remove_on(&status.container_id, node_sched) {
                         self.note_ended(c.cid);
                         self.count(c.app, |q| q.containers_released += 1);
                         if let Some(slot) = c.slot.filter(|s| self.slot_alive(s)) {
@@ -79,7 +79,7 @@ impl Core {
                         acknowledged.push(status.container_id.clone());
                     }
                 }
-                _ => match self.containers.set_running(&status.container_id, &req.node_id) {
+                _ => match self.containers.set_running(&status.container_id, node_sched) {
                     None => unknown_running.push(status.container_id.clone()),
                     Some(Some(c)) if c.is_am => {
                         let app = c.app;
@@ -195,6 +195,7 @@ impl Core {
             attempt: number,
             slot: Some(Slot { id: container, seq, app: sched_app }),
             node: node.to_string(),
+            node_sched: self.nodes[node].sched,
             resource,
             priority,
             is_am,

@@ -365,6 +365,7 @@ impl Core {
             attempt: cid.attempt.attempt,
             slot: Some(Slot { id: slot, seq, app: sched_app }),
             node: node.to_string(),
+            node_sched: node_id,
             resource: status.resource,
             priority: status.priority,
             is_am,
@@ -414,7 +415,8 @@ impl Core {
     /// container, the scheduler's slot and the AM learn it as from a heartbeat. Whether it may
     /// be acknowledged at once (nothing to store first).
     pub(super) fn end_reported(&mut self, node: &str, status: &ContainerStatus, now: Millis) -> bool {
-        let Some(c) = self.containers.remove_on(&status.container_id, node) else { return true };
+        let Some(at) = self.nodes.get(node).map(|n| n.sched) else { return true };
+        let Some(c) = self.containers.remove_on(&status.container_id, at) else { return true };
         self.note_ended(c.cid);
         self.count(c.app, |q| q.containers_released += 1);
         if let Some(slot) = c.slot.filter(|s| self.slot_alive(s)) {
