@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, State};
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -52,17 +52,24 @@ pub async fn log_refusals(
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
+    // Only what names the caller is kept, cheaply (shared bytes): nearly every call is
+    // accepted, so who it was is worked out for a refusal alone.
     let method = req.method().clone();
-    let path = req.uri().path().to_string();
-    let peer = req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.to_string()).unwrap_or_default();
-    let who = auth::caller(req.uri().query(), req.headers(), &ctx.web, crate::service::wall_ms()).ok().flatten();
+    let uri = req.uri().clone();
+    let mut cookies = HeaderMap::new();
+    for v in req.headers().get_all(header::COOKIE) {
+        cookies.append(header::COOKIE, v.clone());
+    }
+    let peer = req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
     let response = next.run(req).await;
     let status = response.status();
     if status.is_success() || status.is_redirection() {
         return response;
     }
     let why = response.extensions().get::<Refused>().map_or_else(|| status.to_string(), |r| r.0.clone());
+    let who = auth::caller(uri.query(), &cookies, &ctx.web, crate::service::wall_ms()).ok().flatten();
     let who = who.as_deref().unwrap_or(crate::access::ANONYMOUS);
+    let (path, peer) = (uri.path(), peer.map(|p| p.to_string()).unwrap_or_default());
     match status.as_u16() {
         404 => tracing::debug!(%method, %path, user = %who, %peer, "refused ({status}): {why}"),
         400..=499 => tracing::warn!(%method, %path, user = %who, %peer, "refused ({status}): {why}"),
