@@ -4,15 +4,20 @@
 //! Which events pass: `RUST_LOG` when set, else yarn-site's `fairloom.log.level`, else `info`,
 //! in the same syntax (`info`, `warn,fairloom_rm=debug`). The directory: `--log-dir`, else
 //! `YARN_LOG_DIR`, else `HADOOP_LOG_DIR`, as Hadoop's daemon scripts choose theirs.
+//!
+//! One event is one line whatever it carries: names, paths and messages come from callers,
+//! so every line break and control character inside an event is written escaped
+//! ([`OneLine`]), and no caller can forge a line that looks like the daemon's own.
 
 use std::fs::OpenOptions;
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
 use tracing_subscriber::filter::Targets;
-use tracing_subscriber::fmt::writer::MakeWriterExt;
+use tracing_subscriber::fmt::writer::{MakeWriter, MakeWriterExt};
 use tracing_subscriber::prelude::*;
 
 use fairloom_config::properties::Properties;
@@ -61,7 +66,7 @@ fn directory(args: &LogArgs) -> Option<PathBuf> {
 /// appends to, when there is one.
 pub fn init(role: &str, args: &LogArgs, site: &Properties) -> Result<Option<PathBuf>> {
     let targets = filter(site)?;
-    let stderr = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_target(true);
+    let stderr = tracing_subscriber::fmt::layer().with_writer(OneLine(std::io::stderr)).with_target(true);
     let Some(dir) = directory(args) else {
         tracing_subscriber::registry().with(stderr.with_filter(targets)).try_init().context("logging")?;
         return Ok(None);
@@ -75,9 +80,53 @@ pub fn init(role: &str, args: &LogArgs, site: &Properties) -> Result<Option<Path
         .with_context(|| format!("cannot open the log file {}", path.display()))?;
     // Each event is formatted whole and written once, so lines of concurrent events stay whole.
     let both = std::io::stderr.and(Arc::new(file));
-    let layer = tracing_subscriber::fmt::layer().with_writer(both).with_target(true);
+    let layer = tracing_subscriber::fmt::layer().with_writer(OneLine(both)).with_target(true);
     tracing_subscriber::registry().with(layer.with_filter(targets)).try_init().context("logging")?;
     Ok(Some(path))
+}
+
+/// Writes each event as one line: the formatter hands over a whole event per write (see
+/// above), so a line break before its last byte, or any other control character, came from
+/// a field and is written as an escape (`\n`, `\r`, `\u{1b}`). Tabs pass.
+#[derive(Clone, Copy)]
+struct OneLine<M>(M);
+
+impl<'a, M: MakeWriter<'a>> MakeWriter<'a> for OneLine<M> {
+    type Writer = OneLine<M::Writer>;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        OneLine(self.0.make_writer())
+    }
+}
+
+impl<W: Write> Write for OneLine<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let (body, end) = match buf.split_last() {
+            Some((b'\n', body)) => (body, &b"\n"[..]),
+            _ => (buf, &b""[..]),
+        };
+        if !body.iter().any(|&b| b.is_ascii_control() && b != b'\t') {
+            self.0.write_all(buf)?;
+            return Ok(buf.len());
+        }
+        let mut line = Vec::with_capacity(buf.len() + 16);
+        for &b in body {
+            match b {
+                b'\n' => line.extend_from_slice(b"\\n"),
+                b'\r' => line.extend_from_slice(b"\\r"),
+                b'\t' => line.push(b),
+                b if b.is_ascii_control() => line.extend_from_slice(format!("\\u{{{b:x}}}").as_bytes()),
+                b => line.push(b),
+            }
+        }
+        line.extend_from_slice(end);
+        self.0.write_all(&line)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
 }
 
 #[cfg(test)]
@@ -97,5 +146,39 @@ mod tests {
         site.insert(LEVEL_KEY.to_string(), "loud".to_string());
         let e = filter(&site).unwrap_err().to_string();
         assert!(e.contains(LEVEL_KEY) && e.contains("loud"), "{e}");
+    }
+
+    /// A shared buffer a test subscriber writes to.
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl Write for Buffer {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_field_cannot_start_a_line_of_its_own() {
+        let out = Buffer::default();
+        let sink = out.clone();
+        let layer = tracing_subscriber::fmt::layer().with_writer(OneLine(move || sink.clone())).with_target(false);
+        let subscriber = tracing_subscriber::registry().with(layer);
+        tracing::subscriber::with_default(subscriber, || {
+            let forged = "x\n2026-01-01T00:00:00Z  INFO fairloom_rm: application finished state=SUCCEEDED\r\u{1b}[2J";
+            tracing::warn!("refused: unknown application {forged}");
+            tracing::info!(name = forged, "submitted\tok");
+        });
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(lines[0].contains("unknown application x\\n2026-01-01") && lines[0].contains("\\r"), "{text}");
+        assert!(!text.contains('\r') && !text.contains('\u{1b}'), "{text}");
+        assert!(lines[1].contains("submitted\tok"), "{text}");
+        assert!(text.ends_with('\n'));
     }
 }

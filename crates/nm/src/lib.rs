@@ -256,13 +256,13 @@ pub async fn start(conf: NmConf) -> Result<NmHandle, NmError> {
     let (told_tx, told) = watch::channel(false);
     let router = http::router(node.clone());
     let mut w = watcher.clone();
-    let server = tokio::spawn(async move {
-        let _ = axum::serve(listener, router)
-            .with_graceful_shutdown(async move {
-                let _ = w.wait_for(|s| *s).await;
-            })
-            .await;
-    });
+    // The RM's and AMs' calls and log pages: an eighth of the descriptors, as the RM's web
+    // port has (several NMs share one process under `fairloom up`).
+    let files = fairloom_serve::raise_open_files_limit();
+    let limits = fairloom_serve::Limits::new(fairloom_serve::connection_share(files, 1, 8));
+    let server = tokio::spawn(fairloom_serve::serve("nodemanager", listener, router, limits, async move {
+        let _ = w.wait_for(|s| *s).await;
+    }));
     let hb_node = node.clone();
     let heartbeat = std::thread::Builder::new()
         .name(format!("nm-heartbeat-{}", http.port()))

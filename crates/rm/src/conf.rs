@@ -42,6 +42,8 @@ pub mod keys {
     /// with it, a registration must prove it knows it.
     pub const REGISTRATION_SECRET_FILE: &str = "fairloom.nodemanager.registration-secret.file";
     pub const AUTH_TOKEN_VALIDITY_SECS: &str = "hadoop.http.authentication.token.validity";
+    /// fairloom's own: connections one address may hold open on the web port (0: no cap).
+    pub const WEB_CONNECTIONS_PER_PEER: &str = "fairloom.webapp.max-connections-per-peer";
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -105,6 +107,8 @@ pub struct RmConf {
     pub auth_token_validity_ms: i64,
     /// The NodeManagers' registration secret, when there is one.
     pub registration_secret: Option<Vec<u8>>,
+    /// Connections one address may hold open on the web port; 0 for no cap.
+    pub web_connections_per_peer: usize,
 }
 
 /// Hadoop's include and exclude host lists (`HostsFileReader`): names separated by
@@ -296,6 +300,7 @@ impl RmConf {
             hosts: HostLists::read(&site)?,
             signature_secret: secret_file(&site, keys::SIGNATURE_SECRET_FILE)?,
             registration_secret: secret_file(&site, keys::REGISTRATION_SECRET_FILE)?,
+            web_connections_per_peer: number(&site, keys::WEB_CONNECTIONS_PER_PEER, 64)?,
             auth_token_validity_ms: validity_secs.saturating_mul(1000),
             am_max_attempts,
             recovery: boolean(&site, keys::RECOVERY, false)?,

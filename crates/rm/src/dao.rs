@@ -260,8 +260,11 @@ pub fn app_info(a: &AppSnap) -> Value {
 pub fn restricted_app_info(info: &Value) -> Value {
     let mut v = info.clone();
     if let Some(m) = v.as_object_mut() {
+        // YARN's AppInfo sets these only `if (hasAccess)`; usage totals (memory-seconds,
+        // preemptions) and diagnostics it shows to every reader, and so does this.
         for k in [
             "startedTime",
+            "launchTime",
             "finishedTime",
             "elapsedTime",
             "allocatedMB",

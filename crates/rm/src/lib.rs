@@ -25,6 +25,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use fairloom_scheduler::Scheduler;
+use fairloom_serve::Limits;
 
 use crate::conf::RmConf;
 use crate::core::Core;
@@ -105,6 +106,7 @@ pub async fn start(mut conf: RmConf) -> Result<RmHandle, StartError> {
     let store: Box<dyn StateStore> =
         if conf.recovery { Box::new(RedbStore::open(&conf.state_dir)?) } else { Box::new(MemoryStore::default()) };
     let (webapp, tracker_addr, scheduler_addr) = (conf.webapp, conf.tracker, conf.scheduler_address);
+    let web_per_peer = conf.web_connections_per_peer;
     let web_secret = http::auth::WebSecret::new(
         conf.signature_secret.clone(),
         conf.auth_token_validity_ms,
@@ -145,20 +147,20 @@ pub async fn start(mut conf: RmConf) -> Result<RmHandle, StartError> {
     let ctx = http::Ctx { rm: LoopClient { tx, shared }, web: Arc::new(web_secret), metrics };
     let (shutdown, watcher) = watch::channel(false);
     let mut servers = Vec::new();
-    for (listener, router) in [
-        (web, http::web_router(ctx.clone())),
-        (tracker, http::tracker_router(ctx.clone())),
-        (sched, http::am_router(ctx)),
+    // Each port's share of the descriptors: the trackers' (one connection per NM) the most,
+    // the web's the least and capped per address, as the web is where anyone may connect.
+    let files = fairloom_serve::raise_open_files_limit();
+    let share = |n| fairloom_serve::connection_share(files, n, 8);
+    for (name, listener, router, limits) in [
+        ("webapp", web, http::web_router(ctx.clone()), Limits::new(share(1)).per_peer(web_per_peer)),
+        ("resource-tracker", tracker, http::tracker_router(ctx.clone()), Limits::new(share(4))),
+        ("scheduler", sched, http::am_router(ctx), Limits::new(share(2))),
     ] {
+        tracing::debug!(port = name, max_connections = limits.max_connections, per_peer = ?limits.per_peer, "serving");
         let mut w = watcher.clone();
-        servers.push(tokio::spawn(async move {
-            let service = router.into_make_service_with_connect_info::<SocketAddr>();
-            let _ = axum::serve(listener, service)
-                .with_graceful_shutdown(async move {
-                    let _ = w.wait_for(|s| *s).await;
-                })
-                .await;
-        }));
+        servers.push(tokio::spawn(fairloom_serve::serve(name, listener, router, limits, async move {
+            let _ = w.wait_for(|s| *s).await;
+        })));
     }
     Ok(RmHandle {
         webapp,

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
 
 use prometheus_client::encoding::text::encode;
-use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -23,7 +23,28 @@ use crate::queues::QueueRow;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct QueueLabel {
-    pub queue: String,
+    pub queue: LabelText,
+}
+
+/// A label value from outside (a queue name: YARN lets a queue be named after whatever a
+/// submission asks for, quotes and braces included), written escaped as the text format
+/// requires (`\\`, `\"`, `\n`); the encoder writes values as given.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+pub struct LabelText(pub String);
+
+impl EncodeLabelValue for LabelText {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
+        use std::fmt::Write;
+        for c in self.0.chars() {
+            match c {
+                '\\' => encoder.write_str("\\\\")?,
+                '"' => encoder.write_str("\\\"")?,
+                '\n' => encoder.write_str("\\n")?,
+                c => encoder.write_char(c)?,
+            }
+        }
+        Ok(())
+    }
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -200,7 +221,7 @@ impl RmMetrics {
         let by_queue = per_queue(core);
         let mut seen = BTreeSet::new();
         for r in rows {
-            let label = QueueLabel { queue: r.name.clone() };
+            let label = QueueLabel { queue: LabelText(r.name.clone()) };
             let counts = core.queue_counts.get(&r.name).copied().unwrap_or_default();
             let q = by_queue.get(r.name.as_str()).copied().unwrap_or_default();
             let (running, pending, live, reserved) = (q.running, q.pending, q.live, q.reserved);
@@ -251,7 +272,7 @@ impl RmMetrics {
             seen.insert(r.name.clone());
         }
         for gone in last.queues.difference(&seen) {
-            let label = QueueLabel { queue: gone.clone() };
+            let label = QueueLabel { queue: LabelText(gone.clone()) };
             for g in &self.queue {
                 g.remove(&label);
             }

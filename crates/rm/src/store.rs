@@ -23,12 +23,28 @@ fn err(what: &'static str) -> impl Fn(String) -> StoreError {
     move |message| StoreError { what, message }
 }
 
+/// Runs `f`, turning a panic inside redb (it asserts on pages it cannot make sense of) into
+/// an error: a damaged store stops the RM with a message, not a crash.
+fn unwound<T>(what: &'static str, f: impl FnOnce() -> Result<T, String>) -> Result<T, StoreError> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r.map_err(err(what)),
+        Err(panic) => {
+            let why = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("no message");
+            Err(err(what)(format!("the store is damaged ({why}); restore it from a copy or move it aside")))
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AttemptRecord {
     pub number: u32,
     pub start_time: i64,
     pub finish_time: i64,
-    /// NEW, LAUNCHED, RUNNING, FINISHED, FAILED, KILLED.
+    /// SCHEDULED, LAUNCHED, RUNNING, FINISHED, FAILED, KILLED.
     pub state: String,
     pub am_container: Option<String>,
     pub am_node: Option<String>,
@@ -162,7 +178,15 @@ impl RedbStore {
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
         std::fs::create_dir_all(dir).map_err(|e| err("open")(format!("{}: {e}", dir.display())))?;
         let path = dir.join("fairloom-rmstore.redb");
-        let db = Database::create(&path).map_err(|e| err("open")(format!("{}: {e}", path.display())))?;
+        // redb would take an empty file for a new store: a store cut to nothing (a full disk,
+        // a careless copy) would then start the RM with every application forgotten.
+        if std::fs::metadata(&path).is_ok_and(|m| m.len() == 0) {
+            return Err(err("open")(format!(
+                "{} is empty: the store was truncated or never written; move it aside to start with an empty state",
+                path.display()
+            )));
+        }
+        let db = unwound("open", || Database::create(&path).map_err(|e| format!("{}: {e}", path.display())))?;
         // It holds the AMRM master keys: readable by the RM's user only.
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
@@ -178,23 +202,9 @@ impl RedbStore {
         Ok(store)
     }
 
-    fn write(
-        &self,
-        what: &'static str,
-        f: impl FnOnce(&redb::WriteTransaction) -> Result<(), String>,
-    ) -> Result<(), StoreError> {
-        let tx = self.db.begin_write().map_err(|e| err(what)(e.to_string()))?;
-        f(&tx).map_err(err(what))?;
-        tx.commit().map_err(|e| err(what)(e.to_string()))
-    }
-}
-
-impl StateStore for RedbStore {
-    fn name(&self) -> &'static str {
-        "fairloom.RedbRMStateStore"
-    }
-
-    fn load(&self) -> Result<Recovered, StoreError> {
+    /// Reads every table back; [`StateStore::load`] wraps it so a damaged page that makes
+    /// redb panic is an error that names the store.
+    fn load_tables(&self) -> Result<Recovered, StoreError> {
         let e = err("load");
         let tx = self.db.begin_read().map_err(|x| e(x.to_string()))?;
         let meta = tx.open_table(META).map_err(|x| e(x.to_string()))?;
@@ -222,6 +232,26 @@ impl StateStore for RedbStore {
             }
         }
         Ok(Recovered { epoch, amrm_keys, apps })
+    }
+
+    fn write(
+        &self,
+        what: &'static str,
+        f: impl FnOnce(&redb::WriteTransaction) -> Result<(), String>,
+    ) -> Result<(), StoreError> {
+        let tx = self.db.begin_write().map_err(|e| err(what)(e.to_string()))?;
+        f(&tx).map_err(err(what))?;
+        tx.commit().map_err(|e| err(what)(e.to_string()))
+    }
+}
+
+impl StateStore for RedbStore {
+    fn name(&self) -> &'static str {
+        "fairloom.RedbRMStateStore"
+    }
+
+    fn load(&self) -> Result<Recovered, StoreError> {
+        unwound("load", || self.load_tables().map_err(|e| e.message))
     }
 
     fn set_epoch(&mut self, epoch: u32) -> Result<(), StoreError> {

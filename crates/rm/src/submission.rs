@@ -110,7 +110,49 @@ pub struct ResourceBody {
     pub vcores: Option<i64>,
 }
 
+/// YARN's bounds on tags (`YarnConfiguration.APPLICATION_MAX_TAGS`, `…_MAX_TAG_LENGTH`) and
+/// the type's length, past which YARN's ClientRMService cuts it.
+pub const MAX_TAGS: usize = 10;
+pub const MAX_TAG_LENGTH: usize = 100;
+pub const APPLICATION_TYPE_LENGTH: usize = 20;
+/// fairloom's own bounds, where YARN has none but every name is kept for the application's
+/// life and shown on every listing: generous for names built from a query's text.
+pub const MAX_NAME_LENGTH: usize = 4096;
+pub const MAX_QUEUE_LENGTH: usize = 1024;
+
 impl Submission {
+    /// What YARN does to a submission before it is accepted: the type cut to 20 characters,
+    /// tags checked (YARN's messages); and fairloom's bounds on the name and queue.
+    pub fn normalize(&mut self) -> Result<(), String> {
+        if let Some(t) = &mut self.application_type {
+            if let Some((cut, _)) = t.char_indices().nth(APPLICATION_TYPE_LENGTH) {
+                t.truncate(cut);
+            }
+        }
+        let tags = self.application_tags.as_ref().map_or(&[][..], |t| &t.tag[..]);
+        if tags.len() > MAX_TAGS {
+            return Err(format!("Too many applicationTags, a maximum of only {MAX_TAGS} are allowed!"));
+        }
+        for tag in tags {
+            if tag.chars().count() > MAX_TAG_LENGTH {
+                return Err(format!("Tag {tag} is too long, maximum allowed length of a tag is {MAX_TAG_LENGTH}"));
+            }
+            if !tag.chars().all(|c| c.is_ascii() && !c.is_ascii_control()) {
+                return Err(format!("A tag can only have ASCII characters! Invalid tag - {}", tag.escape_debug()));
+            }
+        }
+        for (what, value, limit) in [
+            ("application-name", self.application_name.as_deref(), MAX_NAME_LENGTH),
+            ("queue", self.queue.as_deref(), MAX_QUEUE_LENGTH),
+        ] {
+            let n = value.map_or(0, |v| v.chars().count());
+            if n > limit {
+                return Err(format!("{what} is {n} characters long; the limit is {limit}"));
+            }
+        }
+        Ok(())
+    }
+
     pub fn name(&self) -> &str {
         self.application_name.as_deref().unwrap_or("N/A")
     }
@@ -202,5 +244,30 @@ mod tests {
         let s: Submission = serde_json::from_str(body).unwrap();
         assert_eq!(s.launch_context().environment, vec![("A".to_string(), "1".to_string())]);
         assert_eq!(s.tags(), vec!["x"]);
+    }
+
+    #[test]
+    fn yarn_bounds_on_type_and_tags_and_ours_on_names() {
+        let mut s = Submission { application_type: Some("SPARK-ON-A-VERY-LONG-TYPE".into()), ..Default::default() };
+        s.normalize().unwrap();
+        assert_eq!(s.app_type(), "SPARK-ON-A-VERY-LONG", "cut to 20 as ClientRMService does");
+        let tagged =
+            |tags: Vec<String>| Submission { application_tags: Some(Tags { tag: tags }), ..Default::default() };
+        assert!(tagged((0..10).map(|i| format!("t{i}")).collect()).normalize().is_ok());
+        let e = tagged((0..11).map(|i| format!("t{i}")).collect()).normalize().unwrap_err();
+        assert!(e.contains("Too many applicationTags, a maximum of only 10"), "{e}");
+        let e = tagged(vec!["x".repeat(101)]).normalize().unwrap_err();
+        assert!(e.contains("is too long, maximum allowed length of a tag is 100"), "{e}");
+        let e = tagged(vec!["caf\u{e9}".into()]).normalize().unwrap_err();
+        assert!(e.contains("ASCII characters"), "{e}");
+        let e = tagged(vec!["a\nb".into()]).normalize().unwrap_err();
+        assert!(e.contains("a\\nb"), "{e}");
+        let mut named = Submission { application_name: Some("n".repeat(MAX_NAME_LENGTH)), ..Default::default() };
+        assert!(named.normalize().is_ok());
+        named.application_name = Some("n".repeat(MAX_NAME_LENGTH + 1));
+        let e = named.normalize().unwrap_err();
+        assert!(e.contains("application-name is 4097 characters long; the limit is 4096"), "{e}");
+        let mut queued = Submission { queue: Some("q".repeat(MAX_QUEUE_LENGTH + 1)), ..Default::default() };
+        assert!(queued.normalize().unwrap_err().contains("queue is 1025 characters"));
     }
 }

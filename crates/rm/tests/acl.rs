@@ -194,7 +194,7 @@ fn viewing_an_application_needs_view_app() {
         (app["id"].as_str(), app["user"].as_str(), app["state"].as_str()),
         (Some(id.as_str()), Some("alice"), Some("ACCEPTED"))
     );
-    for k in ["startedTime", "elapsedTime", "allocatedMB", "allocatedVCores", "runningContainers"] {
+    for k in ["startedTime", "launchTime", "elapsedTime", "allocatedMB", "allocatedVCores", "runningContainers"] {
         assert_eq!(app[k], 0, "{k} is hidden from bob: {bob}");
     }
     for k in ["amHostHttpAddress", "amContainerLogs", "amRPCAddress"] {

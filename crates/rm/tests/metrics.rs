@@ -137,3 +137,21 @@ fn the_loops_cpu_time_is_counted() {
     }
     assert!(seen > 0.0, "the loop used some CPU by now");
 }
+
+#[test]
+fn a_queue_name_cannot_forge_a_series() {
+    // YARN lets a submission name a new queue with quotes, braces and inner line breaks
+    // (only leading and trailing blanks are refused); the label value is escaped.
+    let rm = start("metrics-escape", &[("yarn.resourcemanager.scheduler.class", FAIR)], Some(ALLOCATIONS));
+    let queue = "root.x\\\"} 1\nfairloom_forged_total 99\n#";
+    let (s, _, body) = rm.submit("alice", queue, json!({}));
+    assert_eq!(s, 202, "{body}");
+    let text = scrape_until(&rm, "the new queue", |t| t.contains("root.x"));
+    for line in text.lines() {
+        assert!(!line.starts_with("fairloom_forged"), "a forged series: {line}\n{text}");
+    }
+    assert!(
+        text.contains(r#"fairloom_queue_apps_submitted_total{queue="root.x\\\"} 1\nfairloom_forged_total 99\n#"} 1"#),
+        "{text}"
+    );
+}

@@ -37,6 +37,21 @@ pub enum SchedulerError {
     NotSupported(String),
 }
 
+/// How many request keys (a priority, with its capability in the Fair Scheduler) one
+/// application may hold. YARN sets no bound, but every real framework uses a handful
+/// (MapReduce three, Spark one per resource profile, Tez one per vertex depth); without a
+/// bound one AM could make its asks, and every heartbeat that looks at them, as costly as
+/// it likes.
+pub const MAX_REQUEST_KEYS: usize = 1_000;
+
+/// The refusal for asks that would take an application past [`MAX_REQUEST_KEYS`].
+pub(crate) fn too_many_request_keys(held: usize, new: usize) -> SchedulerError {
+    SchedulerError::InvalidRequest(format!(
+        "the asks would give the application {} distinct request keys (it holds {held}); the limit is {MAX_REQUEST_KEYS}",
+        held + new
+    ))
+}
+
 /// One request of an `allocate()` call: it sets the outstanding count at its key.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ask {

@@ -20,7 +20,9 @@ mod prefetch;
 pub mod reason;
 
 pub use cluster::{ids, live};
-pub use driver::{AnyScheduler, Ask, Counters, Decision, NodeSpec, QueueAcl, Scheduler, SchedulerError, SubmitSpec};
+pub use driver::{
+    AnyScheduler, Ask, Counters, Decision, NodeSpec, QueueAcl, Scheduler, SchedulerError, SubmitSpec, MAX_REQUEST_KEYS,
+};
 pub use fair::{clean_name, preempt, valid_queue_path, App, AppState, FairScheduler, Queue, QueueSettings, ROOT};
 pub use ids::{AppId, ContainerId, LocationId, NodeId, PartitionId, QueueId};
 pub use reason::WaitReason;

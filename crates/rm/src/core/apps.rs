@@ -37,7 +37,8 @@ impl Core {
     }
 
     /// YARN's submitApplication: checked, stored, then given to the scheduler.
-    pub fn submit(&mut self, sub: Submission, user: &str, now: Millis) -> Result<ApplicationId, RmError> {
+    pub fn submit(&mut self, mut sub: Submission, user: &str, now: Millis) -> Result<ApplicationId, RmError> {
+        sub.normalize().map_err(RmError::bad_request)?;
         let id: ApplicationId = sub
             .application_id
             .parse()

@@ -138,15 +138,17 @@ impl AttemptState {
         }
     }
 
-    pub fn parse(text: &str) -> Self {
-        match text {
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            // NEW: YARN's name for it, which an early store wrote.
+            "SCHEDULED" | "NEW" => Self::Scheduled,
             "LAUNCHED" => Self::Launched,
             "RUNNING" => Self::Running,
             "FINISHED" => Self::Finished,
             "FAILED" => Self::Failed,
             "KILLED" => Self::Killed,
-            _ => Self::Scheduled,
-        }
+            _ => return None,
+        })
     }
 
     pub fn is_final(self) -> bool {

@@ -56,13 +56,23 @@ pub(crate) fn usage_of(app: &RmApp) -> UsageRecord {
     }
 }
 
-fn final_status(text: &str) -> FinalStatus {
-    match text {
+fn final_status(text: &str) -> Option<FinalStatus> {
+    Some(match text {
         "SUCCEEDED" => FinalStatus::Succeeded,
         "FAILED" => FinalStatus::Failed,
         "KILLED" => FinalStatus::Killed,
-        _ => FinalStatus::Undefined,
-    }
+        // Empty: a record from before the final status was stored.
+        "UNDEFINED" | "" => FinalStatus::Undefined,
+        _ => return None,
+    })
+}
+
+/// A stored value this RM cannot read: recovery stops rather than guess, since a guess
+/// (an unknown state taken for ACCEPTED) would run again what had finished.
+fn unreadable(app: &str, what: &str, value: &str) -> RmError {
+    RmError::internal(format!(
+        "state store: application {app} has {what} '{value}', which this ResourceManager does not know; the store was written by another version or is damaged"
+    ))
 }
 
 impl Core {
@@ -70,13 +80,16 @@ impl Core {
         for (key, record) in recovered.apps {
             let id: ApplicationId =
                 key.parse().map_err(|_| RmError::internal(format!("state store: bad application id '{key}'")))?;
-            let state = AppState::parse(&record.state).unwrap_or(AppState::Accepted);
+            let state = AppState::parse(&record.state).ok_or_else(|| unreadable(&key, "state", &record.state))?;
+            let final_status = final_status(&record.final_status)
+                .ok_or_else(|| unreadable(&key, "final status", &record.final_status))?;
             let mut attempts: Vec<Attempt> = record
                 .attempts
                 .iter()
                 .map(|r| {
                     let mut a = Attempt::new(r.number, r.start_time);
-                    a.state = AttemptState::parse(&r.state);
+                    a.state = AttemptState::parse(&r.state)
+                        .ok_or_else(|| unreadable(&key, &format!("attempt {} in state", r.number), &r.state))?;
                     a.finish_time = r.finish_time;
                     a.am_container = r.am_container.clone();
                     a.am_node = r.am_node.clone();
@@ -85,9 +98,9 @@ impl Core {
                     a.counts = r.counts;
                     // The monitor waits a whole expiry for the AM to come back.
                     a.last_heartbeat = now;
-                    a
+                    Ok(a)
                 })
-                .collect();
+                .collect::<Result<_, RmError>>()?;
             if attempts.is_empty() {
                 attempts.push(Attempt::new(1, now));
             }
@@ -97,7 +110,7 @@ impl Core {
                 sub: record.submission.clone(),
                 queue: record.queue.clone(),
                 state,
-                final_status: final_status(&record.final_status),
+                final_status,
                 diagnostics: record.diagnostics.clone(),
                 submit_time: record.submit_time,
                 start_time: record.start_time,

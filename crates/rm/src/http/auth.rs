@@ -142,7 +142,7 @@ fn check_cookie(value: &str, key: &WebSecret, now: i64) -> Option<String> {
 pub fn cookie_for(user: &str, key: &WebSecret, now: i64) -> Option<HeaderValue> {
     let signed = format!("u={user}&p={user}&t=simple&e={}", now + key.validity_ms);
     let sig = key.sign(&signed, now);
-    HeaderValue::from_str(&format!("{COOKIE}=\"{signed}&s={sig}\"; Path=/; HttpOnly")).ok()
+    HeaderValue::from_str(&format!("{COOKIE}=\"{signed}&s={sig}\"; Path=/; HttpOnly; SameSite=Lax")).ok()
 }
 
 #[cfg(test)]
@@ -175,6 +175,8 @@ mod tests {
         let key = WebSecret::new(Some(b"k".to_vec()), VALIDITY_MS, Box::new(Vec::new), 0);
         let c = cookie_for("alice", &key, 1000).unwrap();
         let text = c.to_str().unwrap();
+        // Not sent with another site's requests, and out of reach of scripts.
+        assert!(text.ends_with("; Path=/; HttpOnly; SameSite=Lax"), "{text}");
         let value = text.split(';').next().unwrap().to_string();
         let mut h = HeaderMap::new();
         h.insert("cookie", HeaderValue::from_str(&value).unwrap());

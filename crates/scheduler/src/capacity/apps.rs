@@ -8,7 +8,7 @@ use fairloom_model::{normalize, ApplicationId, Millis, Resource, ANY};
 use super::state::{CsApp, CsRequest, HeldReservation, LocalityAsk};
 use super::CapacityScheduler;
 use crate::cluster::Reservation;
-use crate::driver::{AppState, Ask, QueueAcl, SchedulerError, SubmitSpec};
+use crate::driver::{too_many_request_keys, AppState, Ask, QueueAcl, SchedulerError, SubmitSpec, MAX_REQUEST_KEYS};
 use crate::ids::{AppId, ContainerId, NodeId, PartitionId, QueueId};
 
 /// What moving pending touched.
@@ -270,13 +270,24 @@ impl CapacityScheduler {
             };
             resolved.push((ask, self.normalize(leaf, ask.capability), label));
         }
+        // Checked before anything changes, so a refused call leaves the asks as they were.
+        let held = &self.apps[app.index()];
+        let mut new_keys: Vec<i32> = Vec::new();
+        for ask in asks {
+            if held.request(ask.priority).is_none() && !new_keys.contains(&ask.priority) {
+                new_keys.push(ask.priority);
+                if held.requests.len() + new_keys.len() > MAX_REQUEST_KEYS {
+                    return Err(too_many_request_keys(held.requests.len(), new_keys.len()));
+                }
+            }
+        }
         for (ask, capability, label) in resolved {
             let value = LocalityAsk { capability, count: ask.num_containers, relax: ask.relax_locality };
             let idx = match self.apps[app.index()].request(ask.priority) {
                 Some(i) => i,
                 None => {
                     let a = &mut self.apps[app.index()];
-                    let at = a.requests.iter().position(|r| r.priority > ask.priority).unwrap_or(a.requests.len());
+                    let at = a.requests.partition_point(|r| r.priority <= ask.priority);
                     a.requests.insert(
                         at,
                         CsRequest {

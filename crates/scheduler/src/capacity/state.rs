@@ -338,7 +338,8 @@ impl CsApp {
         self.pending.iter().fold(Resource::none(), |acc, r| acc.saturating_add(*r))
     }
 
+    /// `requests` is kept sorted by priority (`set_asks` inserts in order).
     pub fn request(&self, priority: i32) -> Option<usize> {
-        self.requests.iter().position(|r| r.priority == priority)
+        self.requests.binary_search_by_key(&priority, |r| r.priority).ok()
     }
 }

@@ -7,7 +7,7 @@ use fairloom_model::{normalize, ApplicationId, Millis, Resource, ANY};
 
 use super::state::{App, AppState, LocalityAsk, RequestEntry, Reservation};
 use super::FairScheduler;
-use crate::driver::{Ask, QueueAcl, SchedulerError};
+use crate::driver::{too_many_request_keys, Ask, QueueAcl, SchedulerError, MAX_REQUEST_KEYS};
 use crate::ids::{AppId, ContainerId, NodeId, QueueId};
 
 impl FairScheduler {
@@ -176,14 +176,26 @@ impl FairScheduler {
                 bad.num_containers, bad.priority
             )));
         }
-        for ask in asks {
-            let capability = self.normalize_for(app, ask.capability);
+        // Checked before anything changes, so a refused call leaves the asks as they were.
+        let capabilities: Vec<Resource> = asks.iter().map(|ask| self.normalize_for(app, ask.capability)).collect();
+        let held = &self.apps[app.index()];
+        let mut new_keys: Vec<(i32, Resource)> = Vec::new();
+        for (ask, capability) in asks.iter().zip(&capabilities) {
+            let key = (ask.priority, *capability);
+            if held.request_index(ask.priority, capability).is_none() && !new_keys.contains(&key) {
+                new_keys.push(key);
+                if held.requests.len() + new_keys.len() > MAX_REQUEST_KEYS {
+                    return Err(too_many_request_keys(held.requests.len(), new_keys.len()));
+                }
+            }
+        }
+        for (ask, capability) in asks.iter().zip(capabilities) {
             let location = (ask.resource_name != ANY).then(|| self.cluster.locations.intern(&ask.resource_name));
             let a = &mut self.apps[app.index()];
             let index = match a.request_index(ask.priority, &capability) {
                 Some(i) => i,
                 None => {
-                    let at = a.requests.iter().position(|r| r.priority > ask.priority).unwrap_or(a.requests.len());
+                    let at = a.requests.partition_point(|r| r.priority <= ask.priority);
                     a.requests.insert(
                         at,
                         RequestEntry {

@@ -213,7 +213,14 @@ impl App {
         !self.demand.saturating_sub(self.usage).is_none()
     }
 
+    /// `requests` is kept sorted by priority (`set_asks` inserts in order), so only the run
+    /// of entries at `priority` is scanned: an app with many priorities costs a binary search.
     pub fn request_index(&self, priority: i32, capability: &Resource) -> Option<usize> {
-        self.requests.iter().position(|r| r.priority == priority && r.capability == *capability)
+        let start = self.requests.partition_point(|r| r.priority < priority);
+        self.requests[start..]
+            .iter()
+            .take_while(|r| r.priority == priority)
+            .position(|r| r.capability == *capability)
+            .map(|i| start + i)
     }
 }

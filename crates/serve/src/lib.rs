@@ -1,0 +1,249 @@
+//! The accept loop every fairloom HTTP port runs (the RM's web, resource-tracker and AM ports;
+//! the NodeManager's port).
+//!
+//! axum's own `serve` keeps a connection for as long as the peer likes: a client that opens
+//! thousands of sockets and never finishes a request holds as many file descriptors, until
+//! the process can open no file and the port answers nobody. Here each port has
+//!
+//! - a cap on open connections: past it the port stops accepting until one closes (new
+//!   clients wait in the kernel's backlog rather than being refused), so one port cannot use
+//!   up the descriptors the others, the store and the logs need;
+//! - optionally a cap per peer address, for ports a browser or REST client reaches: a new
+//!   connection past it is closed at once, so one host cannot take the port's whole share;
+//! - a header timeout: a request's head, and on a keep-alive connection the next request,
+//!   must arrive within it, else the connection is closed (Jetty's idle timeout, in Hadoop);
+//! - a request timeout: a handler, reading the body included, answers within it or the
+//!   caller gets 408, so a body sent a byte at a time does not hold a connection.
+//!
+//! Handlers see the peer as axum's `ConnectInfo<SocketAddr>`, as with
+//! `into_make_service_with_connect_info`.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::{Request, Response, StatusCode};
+use axum::Router;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{watch, Semaphore};
+use tower::ServiceExt;
+
+/// Descriptors kept out of every port's share: the store, log files, container pipes.
+pub const RESERVED_FILES: u64 = 256;
+
+/// The fewest connections a port is given whatever the descriptor limit.
+pub const MIN_CONNECTIONS: usize = 64;
+
+/// What one port allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub max_connections: usize,
+    /// `None`: no cap per address (ports every NM or AM of one host shares).
+    pub per_peer: Option<usize>,
+    pub header_timeout: Duration,
+    pub request_timeout: Duration,
+}
+
+impl Limits {
+    /// `max_connections` open at once, no per-peer cap, a 30 s header timeout (hyper's
+    /// default once a timer is set) and a 60 s request timeout.
+    pub fn new(max_connections: usize) -> Self {
+        Self {
+            max_connections: max_connections.max(1),
+            per_peer: None,
+            header_timeout: Duration::from_secs(30),
+            request_timeout: Duration::from_secs(60),
+        }
+    }
+
+    /// A cap per peer address; 0 means none.
+    pub fn per_peer(self, cap: usize) -> Self {
+        Self { per_peer: (cap > 0).then_some(cap), ..self }
+    }
+
+    pub fn timeouts(self, header: Duration, request: Duration) -> Self {
+        Self { header_timeout: header, request_timeout: request, ..self }
+    }
+}
+
+/// Raises the soft open-files limit to the hard one, as the JVM does for Hadoop's daemons,
+/// and returns the soft limit now (what the connection shares are cut from).
+pub fn raise_open_files_limit() -> u64 {
+    // SAFETY: getrlimit and setrlimit read and write only the struct passed.
+    unsafe {
+        let mut l = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) != 0 {
+            return 1024;
+        }
+        if l.rlim_cur < l.rlim_max {
+            let raised = libc::rlimit { rlim_cur: l.rlim_max, rlim_max: l.rlim_max };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                l.rlim_cur = l.rlim_max;
+            }
+        }
+        l.rlim_cur
+    }
+}
+
+/// A port's share of the open-files limit `limit`: `numerator / denominator` of what is left
+/// after [`RESERVED_FILES`], and never fewer than [`MIN_CONNECTIONS`].
+pub fn connection_share(limit: u64, numerator: u64, denominator: u64) -> usize {
+    let left = limit.saturating_sub(RESERVED_FILES);
+    let share = left.saturating_mul(numerator) / denominator.max(1);
+    usize::try_from(share).unwrap_or(usize::MAX).max(MIN_CONNECTIONS)
+}
+
+/// Serves `router` on `listener` within `limits` until `shutdown` resolves; then accepts no
+/// more, lets requests in flight finish, closes idle connections, and returns when every
+/// connection has closed. `name` names the port in log lines.
+pub async fn serve(
+    name: &'static str,
+    listener: TcpListener,
+    router: Router,
+    limits: Limits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    let open = Arc::new(Semaphore::new(limits.max_connections));
+    let peers: Peers = Arc::default();
+    let (closing_tx, closing) = watch::channel(false);
+    let mut accept_failing = false;
+    tokio::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            p = open.clone().acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+            _ = &mut shutdown => break,
+        };
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of descriptors (or memory): wait for some to close rather than spin.
+                    if !accept_failing {
+                        tracing::warn!(port = name, error = %e, "cannot accept connections; retrying");
+                        accept_failing = true;
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => break,
+        };
+        accept_failing = false;
+        let Some(seat) = Seat::take(&peers, peer.ip(), limits.per_peer, name) else {
+            drop(stream);
+            continue;
+        };
+        let conn = connection(stream, peer, router.clone(), limits, closing.clone());
+        tokio::spawn(async move {
+            conn.await;
+            drop(seat);
+            drop(permit);
+        });
+    }
+    let _ = closing_tx.send(true);
+    let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
+    let _ = open.acquire_many(all).await;
+}
+
+async fn connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    router: Router,
+    limits: Limits,
+    mut closing: watch::Receiver<bool>,
+) {
+    let request_timeout = limits.request_timeout;
+    let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
+        req.extensions_mut().insert(ConnectInfo(peer));
+        let answer = router.clone().oneshot(req.map(Body::new));
+        async move {
+            match tokio::time::timeout(request_timeout, answer).await {
+                Ok(answer) => answer,
+                Err(_) => Ok::<_, Infallible>(timed_out(request_timeout)),
+            }
+        }
+    });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder.timer(TokioTimer::new()).header_read_timeout(limits.header_timeout);
+    let conn = builder.serve_connection(TokioIo::new(stream), service);
+    tokio::pin!(conn);
+    let close = async move {
+        let _ = closing.wait_for(|c| *c).await;
+    };
+    tokio::select! {
+        _ = conn.as_mut() => return,
+        _ = close => {}
+    }
+    conn.as_mut().graceful_shutdown();
+    let _ = conn.await;
+}
+
+fn timed_out(after: Duration) -> Response<Body> {
+    let mut r =
+        Response::new(Body::from(format!("the request was not read and answered within {} s\n", after.as_secs())));
+    *r.status_mut() = StatusCode::REQUEST_TIMEOUT;
+    r
+}
+
+/// Open connections per peer address, and whether its refusal has been logged since it was
+/// last under its cap (one warning per burst, not one per connection).
+type Peers = Arc<Mutex<HashMap<IpAddr, (usize, bool)>>>;
+
+/// One open connection counted against its peer; the count drops when the seat does.
+struct Seat {
+    peers: Peers,
+    ip: IpAddr,
+}
+
+impl Seat {
+    fn take(peers: &Peers, ip: IpAddr, cap: Option<usize>, port: &'static str) -> Option<Self> {
+        let mut map = peers.lock().unwrap_or_else(|p| p.into_inner());
+        let (count, warned) = map.entry(ip).or_default();
+        if cap.is_some_and(|cap| *count >= cap) {
+            if !*warned {
+                *warned = true;
+                tracing::warn!(port, peer = %ip, open = *count, "refused a connection: this address has its share open");
+            }
+            return None;
+        }
+        *count += 1;
+        *warned = false;
+        Some(Self { peers: peers.clone(), ip })
+    }
+}
+
+impl Drop for Seat {
+    fn drop(&mut self) {
+        let mut map = self.peers.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((count, _)) = map.get_mut(&self.ip) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                map.remove(&self.ip);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_are_cut_after_the_reserve() {
+        assert_eq!(connection_share(20_000, 1, 2), (20_000 - 256) / 2);
+        assert_eq!(connection_share(1024, 1, 8), 96);
+        assert_eq!(connection_share(600, 1, 8), MIN_CONNECTIONS);
+        assert_eq!(connection_share(100, 1, 2), MIN_CONNECTIONS);
+        assert_eq!(connection_share(u64::MAX, 1, 1), usize::try_from(u64::MAX - 256).unwrap_or(usize::MAX));
+    }
+}
