@@ -555,6 +555,9 @@ async fn bench(args: &BenchRmArgs) -> Result<Value> {
         ("yarn.nm.liveness-monitor.expiry-interval-ms", "600000"),
         ("yarn.am.liveness-monitor.expiry-interval-ms", "600000"),
         ("yarn.scheduler.maximum-allocation-mb", "65536"),
+        // Every simulated NM and AM connects from this one address.
+        ("fairloom.resource-tracker.max-connections-per-peer", "0"),
+        ("fairloom.scheduler.max-connections-per-peer", "0"),
     ] {
         site.insert(k.to_string(), v.to_string());
     }

@@ -87,7 +87,8 @@ pub fn init(role: &str, args: &LogArgs, site: &Properties) -> Result<Option<Path
 
 /// Writes each event as one line: the formatter hands over a whole event per write (see
 /// above), so a line break before its last byte, or any other control character, came from
-/// a field and is written as an escape (`\n`, `\r`, `\u{1b}`). Tabs pass.
+/// a field and is written as an escape (`\n`, `\r`, `\u{1b}`, `\u{2028}`), in one write.
+/// Tabs pass.
 #[derive(Clone, Copy)]
 struct OneLine<M>(M);
 
@@ -105,22 +106,29 @@ impl<W: Write> Write for OneLine<W> {
             Some((b'\n', body)) => (body, &b"\n"[..]),
             _ => (buf, &b""[..]),
         };
-        if !body.iter().any(|&b| b.is_ascii_control() && b != b'\t') {
+        // Printable ASCII (nearly every line) goes out as it is.
+        if body.iter().all(|&b| b == b'\t' || (b' '..=b'~').contains(&b)) {
             self.0.write_all(buf)?;
             return Ok(buf.len());
         }
-        let mut line = Vec::with_capacity(buf.len() + 16);
-        for &b in body {
-            match b {
-                b'\n' => line.extend_from_slice(b"\\n"),
-                b'\r' => line.extend_from_slice(b"\\r"),
-                b'\t' => line.push(b),
-                b if b.is_ascii_control() => line.extend_from_slice(format!("\\u{{{b:x}}}").as_bytes()),
-                b => line.push(b),
+        let mut line = String::with_capacity(buf.len() + 16);
+        for c in String::from_utf8_lossy(body).chars() {
+            match c {
+                '\n' => line.push_str("\\n"),
+                '\r' => line.push_str("\\r"),
+                '\t' => line.push(c),
+                // C0, DEL and C1 controls, and the Unicode line and paragraph separators
+                // that some viewers break lines at.
+                c if c.is_control() || c == '\u{2028}' || c == '\u{2029}' => {
+                    line.push_str(&format!("\\u{{{:x}}}", c as u32))
+                }
+                c => line.push(c),
             }
         }
-        line.extend_from_slice(end);
-        self.0.write_all(&line)?;
+        if !end.is_empty() {
+            line.push('\n');
+        }
+        self.0.write_all(line.as_bytes())?;
         Ok(buf.len())
     }
 
@@ -169,7 +177,7 @@ mod tests {
         let layer = tracing_subscriber::fmt::layer().with_writer(OneLine(move || sink.clone())).with_target(false);
         let subscriber = tracing_subscriber::registry().with(layer);
         tracing::subscriber::with_default(subscriber, || {
-            let forged = "x\n2026-01-01T00:00:00Z  INFO fairloom_rm: application finished state=SUCCEEDED\r\u{1b}[2J";
+            let forged = "x\n2026-01-01T00:00:00Z  INFO fairloom_rm: application finished state=SUCCEEDED\r\u{1b}[2J\u{2028}\u{85}";
             tracing::warn!("refused: unknown application {forged}");
             tracing::info!(name = forged, "submitted\tok");
         });
@@ -178,6 +186,7 @@ mod tests {
         assert_eq!(lines.len(), 2, "{text}");
         assert!(lines[0].contains("unknown application x\\n2026-01-01") && lines[0].contains("\\r"), "{text}");
         assert!(!text.contains('\r') && !text.contains('\u{1b}'), "{text}");
+        assert!(!text.contains('\u{2028}') && !text.contains('\u{85}') && text.contains("\\u{2028}\\u{85}"), "{text}");
         assert!(lines[1].contains("submitted\tok"), "{text}");
         assert!(text.ends_with('\n'));
     }

@@ -7,6 +7,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
+use fairloom_serve::{Budget, LineBudget};
 use serde_json::{json, Value};
 
 use fairloom_protocol::node::{
@@ -154,7 +155,9 @@ fn authorized<T: serde::de::DeserializeOwned>(
 ) -> Result<(NmTokenId, T), Box<Response>> {
     let header = headers.get(paths::NM_TOKEN_HEADER).and_then(|v| v.to_str().ok());
     let who = node.guard.nm_token(header).map_err(|why| {
-        tracing::warn!("refused {what}: {why}");
+        if refusal_may_be_logged() {
+            tracing::warn!("refused {what}: {why}");
+        }
         Box::new(token_error(why))
     })?;
     let req = serde_json::from_slice(body).map_err(|e| {
@@ -194,7 +197,9 @@ async fn start(State(node): State<Node>, headers: HeaderMap, body: Bytes) -> Res
             Ok(id) => id,
             Err(why) => {
                 let cid = s.id().map(|i| i.container.to_string()).unwrap_or_else(|_| "(unreadable token)".into());
-                tracing::warn!("refused to start {cid} for {}: {why}", who.attempt);
+                if refusal_may_be_logged() {
+                    tracing::warn!("refused to start {cid} for {}: {why}", who.attempt);
+                }
                 out.failed.push((cid, why));
                 continue;
             }
@@ -242,11 +247,13 @@ fn owned(node: &Node, who: &NmTokenId, ids: &[String], stop: bool) -> (Vec<Strin
         match checked {
             Ok(cid) => mine.push(cid),
             Err(why) => {
-                tracing::warn!(
-                    "refused {} {id} for {}: {why}",
-                    if stop { "to stop" } else { "the status of" },
-                    who.attempt
-                );
+                if refusal_may_be_logged() {
+                    tracing::warn!(
+                        "refused {} {id} for {}: {why}",
+                        if stop { "to stop" } else { "the status of" },
+                        who.attempt
+                    );
+                }
                 failed.push((id.clone(), why));
             }
         }
@@ -287,4 +294,19 @@ async fn statuses(State(node): State<Node>, headers: HeaderMap, body: Bytes) -> 
         .map(|t| mine.iter().filter_map(|id| t.get(id).map(Ctr::status)).collect())
         .unwrap_or_default();
     json_response(StatusCode::OK, &ContainerStatusesResponse { statuses, failed })
+}
+
+/// At most 20 refusal lines a second (the RM's bound): a caller repeating a bad request
+/// cannot fill the node's disk; the lines dropped are counted in the next one logged.
+fn refusal_may_be_logged() -> bool {
+    static LINES: LineBudget = LineBudget::new(20);
+    let second = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+    match LINES.take(second) {
+        Budget::Log { unlogged: 0 } => true,
+        Budget::Log { unlogged } => {
+            tracing::warn!("{unlogged} refused calls were not logged (more than 20 a second)");
+            true
+        }
+        Budget::Spent => false,
+    }
 }

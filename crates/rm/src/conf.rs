@@ -44,6 +44,9 @@ pub mod keys {
     pub const AUTH_TOKEN_VALIDITY_SECS: &str = "hadoop.http.authentication.token.validity";
     /// fairloom's own: connections one address may hold open on the web port (0: no cap).
     pub const WEB_CONNECTIONS_PER_PEER: &str = "fairloom.webapp.max-connections-per-peer";
+    /// The same on the resource-tracker and AM ports (default: half the port's share).
+    pub const TRACKER_CONNECTIONS_PER_PEER: &str = "fairloom.resource-tracker.max-connections-per-peer";
+    pub const SCHEDULER_CONNECTIONS_PER_PEER: &str = "fairloom.scheduler.max-connections-per-peer";
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -109,6 +112,9 @@ pub struct RmConf {
     pub registration_secret: Option<Vec<u8>>,
     /// Connections one address may hold open on the web port; 0 for no cap.
     pub web_connections_per_peer: usize,
+    /// On the resource-tracker and AM ports; `None`: half the port's share.
+    pub tracker_connections_per_peer: Option<usize>,
+    pub scheduler_connections_per_peer: Option<usize>,
 }
 
 /// Hadoop's include and exclude host lists (`HostsFileReader`): names separated by
@@ -224,6 +230,10 @@ fn number<T: std::str::FromStr>(site: &Properties, key: &str, default: T) -> Res
     }
 }
 
+fn optional<T: std::str::FromStr>(site: &Properties, key: &str) -> Result<Option<T>, ConfError> {
+    site.get(key).map(|v| v.trim().parse().map_err(|_| bad(key, format!("'{v}' is not a number")))).transpose()
+}
+
 fn boolean(site: &Properties, key: &str, default: bool) -> Result<bool, ConfError> {
     match site.get(key).map(|v| v.trim().to_ascii_lowercase()) {
         None => Ok(default),
@@ -301,6 +311,8 @@ impl RmConf {
             signature_secret: secret_file(&site, keys::SIGNATURE_SECRET_FILE)?,
             registration_secret: secret_file(&site, keys::REGISTRATION_SECRET_FILE)?,
             web_connections_per_peer: number(&site, keys::WEB_CONNECTIONS_PER_PEER, 64)?,
+            tracker_connections_per_peer: optional(&site, keys::TRACKER_CONNECTIONS_PER_PEER)?,
+            scheduler_connections_per_peer: optional(&site, keys::SCHEDULER_CONNECTIONS_PER_PEER)?,
             auth_token_validity_ms: validity_secs.saturating_mul(1000),
             am_max_attempts,
             recovery: boolean(&site, keys::RECOVERY, false)?,

@@ -106,7 +106,8 @@ pub async fn start(mut conf: RmConf) -> Result<RmHandle, StartError> {
     let store: Box<dyn StateStore> =
         if conf.recovery { Box::new(RedbStore::open(&conf.state_dir)?) } else { Box::new(MemoryStore::default()) };
     let (webapp, tracker_addr, scheduler_addr) = (conf.webapp, conf.tracker, conf.scheduler_address);
-    let web_per_peer = conf.web_connections_per_peer;
+    let per_peer =
+        (conf.web_connections_per_peer, conf.tracker_connections_per_peer, conf.scheduler_connections_per_peer);
     let web_secret = http::auth::WebSecret::new(
         conf.signature_secret.clone(),
         conf.auth_token_validity_ms,
@@ -147,14 +148,19 @@ pub async fn start(mut conf: RmConf) -> Result<RmHandle, StartError> {
     let ctx = http::Ctx { rm: LoopClient { tx, shared }, web: Arc::new(web_secret), metrics };
     let (shutdown, watcher) = watch::channel(false);
     let mut servers = Vec::new();
-    // Each port's share of the descriptors: the trackers' (one connection per NM) the most,
-    // the web's the least and capped per address, as the web is where anyone may connect.
+    // Each port's share of the descriptors: the tracker's (one connection per NM) the most,
+    // the web's the least. One address may take 64 of the web's (anyone may connect there)
+    // and half of the others' (one host runs many AMs, and under `up` every NM).
     let files = fairloom_serve::raise_open_files_limit();
-    let share = |n| fairloom_serve::connection_share(files, n, 8);
+    let limits = |eighths, per_peer: Option<usize>| {
+        let max = fairloom_serve::connection_share(files, eighths, 8);
+        Limits::new(max).per_peer(per_peer.unwrap_or(max / 2))
+    };
+    let (web_peer, tracker_peer, sched_peer) = per_peer;
     for (name, listener, router, limits) in [
-        ("webapp", web, http::web_router(ctx.clone()), Limits::new(share(1)).per_peer(web_per_peer)),
-        ("resource-tracker", tracker, http::tracker_router(ctx.clone()), Limits::new(share(4))),
-        ("scheduler", sched, http::am_router(ctx), Limits::new(share(2))),
+        ("webapp", web, http::web_router(ctx.clone()), limits(1, Some(web_peer))),
+        ("resource-tracker", tracker, http::tracker_router(ctx.clone()), limits(4, tracker_peer)),
+        ("scheduler", sched, http::am_router(ctx), limits(2, sched_peer)),
     ] {
         tracing::debug!(port = name, max_connections = limits.max_connections, per_peer = ?limits.per_peer, "serving");
         let mut w = watcher.clone();

@@ -186,20 +186,25 @@ impl RedbStore {
                 path.display()
             )));
         }
-        let db = unwound("open", || Database::create(&path).map_err(|e| format!("{}: {e}", path.display())))?;
+        // redb reads a damaged header or page when the file is opened or at the first commit;
+        // both are inside `unwound`.
+        let db = unwound("open", || {
+            let db = Database::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            // Create the tables so a first load finds them (a store from before the usage
+            // table gains it here).
+            let tx = db.begin_write().map_err(|e| e.to_string())?;
+            tx.open_table(APPS).map_err(|e| e.to_string())?;
+            tx.open_table(META).map_err(|e| e.to_string())?;
+            tx.open_table(SECRETS).map_err(|e| e.to_string())?;
+            tx.open_table(USAGE).map_err(|e| e.to_string())?;
+            tx.commit().map_err(|e| e.to_string())?;
+            Ok(db)
+        })?;
         // It holds the AMRM master keys: readable by the RM's user only.
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
             .map_err(|e| err("open")(format!("{}: {e}", path.display())))?;
-        let store = Self { db };
-        // Create the tables so a first load finds them.
-        let tx = store.db.begin_write().map_err(|e| err("open")(e.to_string()))?;
-        tx.open_table(APPS).map_err(|e| err("open")(e.to_string()))?;
-        tx.open_table(META).map_err(|e| err("open")(e.to_string()))?;
-        tx.open_table(SECRETS).map_err(|e| err("open")(e.to_string()))?;
-        tx.open_table(USAGE).map_err(|e| err("open")(e.to_string()))?;
-        tx.commit().map_err(|e| err("open")(e.to_string()))?;
-        Ok(store)
+        Ok(Self { db })
     }
 
     /// Reads every table back; [`StateStore::load`] wraps it so a damaged page that makes
@@ -239,9 +244,11 @@ impl RedbStore {
         what: &'static str,
         f: impl FnOnce(&redb::WriteTransaction) -> Result<(), String>,
     ) -> Result<(), StoreError> {
-        let tx = self.db.begin_write().map_err(|e| err(what)(e.to_string()))?;
-        f(&tx).map_err(err(what))?;
-        tx.commit().map_err(|e| err(what)(e.to_string()))
+        unwound(what, || {
+            let tx = self.db.begin_write().map_err(|e| e.to_string())?;
+            f(&tx)?;
+            tx.commit().map_err(|e| e.to_string())
+        })
     }
 }
 

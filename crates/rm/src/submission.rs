@@ -141,6 +141,11 @@ impl Submission {
                 return Err(format!("A tag can only have ASCII characters! Invalid tag - {}", tag.escape_debug()));
             }
         }
+        // A queue name becomes a queue for good (and a label on /metrics, a line in the
+        // logs): no control characters in it.
+        if let Some(q) = self.queue.as_deref().filter(|q| q.chars().any(char::is_control)) {
+            return Err(format!("queue '{}' contains a control character", q.escape_debug()));
+        }
         for (what, value, limit) in [
             ("application-name", self.application_name.as_deref(), MAX_NAME_LENGTH),
             ("queue", self.queue.as_deref(), MAX_QUEUE_LENGTH),
@@ -269,5 +274,7 @@ mod tests {
         assert!(e.contains("application-name is 4097 characters long; the limit is 4096"), "{e}");
         let mut queued = Submission { queue: Some("q".repeat(MAX_QUEUE_LENGTH + 1)), ..Default::default() };
         assert!(queued.normalize().unwrap_err().contains("queue is 1025 characters"));
+        queued.queue = Some("root.a\rb".into());
+        assert!(queued.normalize().unwrap_err().contains("queue 'root.a\\rb' contains a control character"));
     }
 }

@@ -140,18 +140,25 @@ fn the_loops_cpu_time_is_counted() {
 
 #[test]
 fn a_queue_name_cannot_forge_a_series() {
-    // YARN lets a submission name a new queue with quotes, braces and inner line breaks
-    // (only leading and trailing blanks are refused); the label value is escaped.
+    // YARN lets a submission name a new queue with quotes, braces and backslashes (only
+    // leading and trailing blanks are refused); the label value is escaped. Control
+    // characters fairloom refuses in queue names outright.
     let rm = start("metrics-escape", &[("yarn.resourcemanager.scheduler.class", FAIR)], Some(ALLOCATIONS));
-    let queue = "root.x\\\"} 1\nfairloom_forged_total 99\n#";
+    let queue = r#"root.x\"} 1 fairloom_forged_total{a="b"} 99"#;
     let (s, _, body) = rm.submit("alice", queue, json!({}));
     assert_eq!(s, 202, "{body}");
     let text = scrape_until(&rm, "the new queue", |t| t.contains("root.x"));
-    for line in text.lines() {
-        assert!(!line.starts_with("fairloom_forged"), "a forged series: {line}\n{text}");
-    }
     assert!(
-        text.contains(r#"fairloom_queue_apps_submitted_total{queue="root.x\\\"} 1\nfairloom_forged_total 99\n#"} 1"#),
+        text.contains(
+            r#"fairloom_queue_apps_submitted_total{queue="root.x\\\"} 1 fairloom_forged_total{a=\"b\"} 99"} 1"#
+        ),
         "{text}"
     );
+    for line in text.lines().filter(|l| l.contains("forged")) {
+        let labels = line.split_once('{').map_or("", |(_, rest)| rest);
+        assert!(labels.starts_with("queue=\"root.x"), "one label, escaped: {line}");
+    }
+    let (s, _, body) = rm.submit("alice", "root.y\nfairloom_forged_total 99", json!({}));
+    assert_eq!(s, 400, "{body}");
+    assert!(body.to_string().contains("control character"), "{body}");
 }

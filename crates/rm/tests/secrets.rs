@@ -590,3 +590,21 @@ fn what_nodes_and_ams_say_is_bounded() {
     let d = a["app"]["diagnostics"].as_str().unwrap();
     assert!(d.len() < 70 * 1024 && d.ends_with("end") && d.starts_with("Diagnostic messages truncated"), "{}", d.len());
 }
+
+#[test]
+fn a_registration_whose_answer_was_lost_may_be_made_again_until_the_first_heartbeat() {
+    let rm = fair("lost-answer", &[]);
+    rm.register_node("n1:1", 8192, 8);
+    // The NodeManager never saw that answer (it timed out waiting): it registers again with
+    // no session, from the same address, and is let in with a new session.
+    rm.sessions.lock().unwrap().remove("n1:1");
+    let again = rm.try_register_node("n1:1", 8192, 8, Vec::new());
+    assert_eq!(again.action, NodeAction::Normal, "{}", again.diagnostics);
+    let out = rm.heartbeat("n1:1", 0, Vec::new());
+    assert_eq!(out.action, NodeAction::Normal, "the new session heartbeats: {out:?}");
+    // Once it has heartbeated, a registration without its session is refused as before.
+    rm.sessions.lock().unwrap().remove("n1:1");
+    let taken = rm.try_register_node("n1:1", 8192, 8, Vec::new());
+    assert_eq!(taken.action, NodeAction::Resync, "{}", taken.diagnostics);
+    assert!(taken.diagnostics.contains("needs its session"), "{}", taken.diagnostics);
+}

@@ -136,3 +136,17 @@ fn a_damaged_store_is_an_error_not_a_crash() {
     // redb asserts on such pages: the panic is caught and named.
     assert!(e.contains("state store") && e.contains("damaged"), "{e}");
 }
+
+#[test]
+fn a_damaged_header_is_an_error_not_a_crash() {
+    let d = dir("header");
+    write(&d.0, &record("RUNNING", "UNDEFINED"));
+    let file = d.0.join("fairloom-rmstore.redb");
+    let mut bytes = std::fs::read(&file).unwrap();
+    // Zeroes over the header's root pointers: redb trips over them when the RM's first
+    // write transaction commits.
+    bytes[256..264].fill(0);
+    std::fs::write(&file, &bytes).unwrap();
+    let e = start(&d.0).expect("refused");
+    assert!(e.contains("state store open") && e.contains("damaged"), "{e}");
+}

@@ -13,16 +13,29 @@
 //! - a header timeout: a request's head, and on a keep-alive connection the next request,
 //!   must arrive within it, else the connection is closed (Jetty's idle timeout, in Hadoop);
 //! - a request timeout: a handler, reading the body included, answers within it or the
-//!   caller gets 408, so a body sent a byte at a time does not hold a connection.
+//!   caller gets 408, so a body sent a byte at a time does not hold a connection;
+//! - a write timeout: an answer that cannot be written on for that long (the peer reads
+//!   nothing: requests pipelined and answers never taken) closes the connection.
+//!
+//! Peers are counted by address, with every loopback address one peer and an IPv6 address by
+//! its /64 (what one host is usually given), so a host cannot pass its cap by using more of
+//! its own addresses. On shutdown requests in flight get [`DRAIN`] to finish.
 //!
 //! Handlers see the peer as axum's `ConnectInfo<SocketAddr>`, as with
 //! `into_make_service_with_connect_info`.
 
+mod budget;
+
+pub use budget::{Budget, LineBudget};
+
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::{IpAddr, SocketAddr};
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -31,6 +44,7 @@ use axum::http::{Request, Response, StatusCode};
 use axum::Router;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore};
 use tower::ServiceExt;
@@ -41,6 +55,9 @@ pub const RESERVED_FILES: u64 = 256;
 /// The fewest connections a port is given whatever the descriptor limit.
 pub const MIN_CONNECTIONS: usize = 64;
 
+/// How long connections still open at shutdown are given to finish their requests.
+pub const DRAIN: Duration = Duration::from_secs(10);
+
 /// What one port allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -49,17 +66,19 @@ pub struct Limits {
     pub per_peer: Option<usize>,
     pub header_timeout: Duration,
     pub request_timeout: Duration,
+    pub write_timeout: Duration,
 }
 
 impl Limits {
     /// `max_connections` open at once, no per-peer cap, a 30 s header timeout (hyper's
-    /// default once a timer is set) and a 60 s request timeout.
+    /// default once a timer is set), a 60 s request timeout and a 30 s write timeout.
     pub fn new(max_connections: usize) -> Self {
         Self {
             max_connections: max_connections.max(1),
             per_peer: None,
             header_timeout: Duration::from_secs(30),
             request_timeout: Duration::from_secs(60),
+            write_timeout: Duration::from_secs(30),
         }
     }
 
@@ -70,6 +89,10 @@ impl Limits {
 
     pub fn timeouts(self, header: Duration, request: Duration) -> Self {
         Self { header_timeout: header, request_timeout: request, ..self }
+    }
+
+    pub fn write_timeout(self, write: Duration) -> Self {
+        Self { write_timeout: write, ..self }
     }
 }
 
@@ -139,7 +162,7 @@ pub async fn serve(
             _ = &mut shutdown => break,
         };
         accept_failing = false;
-        let Some(seat) = Seat::take(&peers, peer.ip(), limits.per_peer, name) else {
+        let Some(seat) = Seat::take(&peers, peer_key(peer.ip()), limits.per_peer, name) else {
             drop(stream);
             continue;
         };
@@ -152,7 +175,28 @@ pub async fn serve(
     }
     let _ = closing_tx.send(true);
     let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
-    let _ = open.acquire_many(all).await;
+    // A peer that holds its connection past the drain (reading nothing) does not hold the
+    // process: its task is dropped with the runtime.
+    if tokio::time::timeout(DRAIN, open.acquire_many(all)).await.is_err() {
+        tracing::warn!(port = name, "connections still open after the drain were left to close with the process");
+    }
+}
+
+/// Whom a connection is counted against: one peer for every loopback address, an IPv6
+/// address by its /64, an IPv4-mapped IPv6 address as its IPv4 address.
+pub fn peer_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(v4) if v4.is_loopback() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V4(v4) => IpAddr::V4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => peer_key(IpAddr::V4(v4)),
+            None if v6.is_loopback() => IpAddr::V6(v6),
+            None => {
+                let s = v6.segments();
+                IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+            }
+        },
+    }
 }
 
 async fn connection(
@@ -175,6 +219,7 @@ async fn connection(
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder.timer(TokioTimer::new()).header_read_timeout(limits.header_timeout);
+    let stream = Stalling { inner: stream, stall: limits.write_timeout, timer: None };
     let conn = builder.serve_connection(TokioIo::new(stream), service);
     tokio::pin!(conn);
     let close = async move {
@@ -186,6 +231,76 @@ async fn connection(
     }
     conn.as_mut().graceful_shutdown();
     let _ = conn.await;
+}
+
+/// A stream whose writes must make progress: a write or flush that cannot go on for `stall`
+/// fails, and hyper closes the connection. A peer that takes its answers, however slowly the
+/// network carries them, keeps the socket writable and never meets it.
+struct Stalling {
+    inner: TcpStream,
+    stall: Duration,
+    timer: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl Stalling {
+    /// After the inner stream said Pending: Pending until the stall has lasted too long.
+    fn stalled<T>(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<T>> {
+        let stall = self.stall;
+        let timer = self.timer.get_or_insert_with(|| Box::pin(tokio::time::sleep(stall)));
+        match timer.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("the peer took nothing of the answer for {} s", stall.as_secs()),
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn progressed<T>(&mut self, r: Poll<io::Result<T>>, cx: &mut Context<'_>) -> Poll<io::Result<T>> {
+        match r {
+            Poll::Ready(r) => {
+                self.timer = None;
+                Poll::Ready(r)
+            }
+            Poll::Pending => self.stalled(cx),
+        }
+    }
+}
+
+impl AsyncRead for Stalling {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Stalling {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let r = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.progressed(r, cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let r = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.progressed(r, cx)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let r = Pin::new(&mut self.inner).poll_flush(cx);
+        self.progressed(r, cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let r = Pin::new(&mut self.inner).poll_shutdown(cx);
+        self.progressed(r, cx)
+    }
 }
 
 fn timed_out(after: Duration) -> Response<Body> {
@@ -237,6 +352,18 @@ impl Drop for Seat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_host_is_one_peer() {
+        let key = |s: &str| peer_key(s.parse().unwrap()).to_string();
+        assert_eq!(key("127.0.0.1"), "127.0.0.1");
+        assert_eq!(key("127.0.0.5"), "127.0.0.1", "all of 127/8 is this host");
+        assert_eq!(key("10.1.2.3"), "10.1.2.3");
+        assert_eq!(key("::ffff:127.0.0.9"), "127.0.0.1");
+        assert_eq!(key("::ffff:10.1.2.3"), "10.1.2.3");
+        assert_eq!(key("2001:db8:1:2:aaaa:bbbb:cccc:dddd"), "2001:db8:1:2::");
+        assert_eq!(key("::1"), "::1");
+    }
 
     #[test]
     fn shares_are_cut_after_the_reserve() {

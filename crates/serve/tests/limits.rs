@@ -31,7 +31,8 @@ impl Drop for Server {
 fn start(limits: Limits) -> Server {
     let router = Router::new()
         .route("/peer", get(|ConnectInfo(peer): ConnectInfo<SocketAddr>| async move { peer.ip().to_string() }))
-        .route("/echo", post(|body: String| async move { body }));
+        .route("/echo", post(|body: String| async move { body }))
+        .route("/big", get(|| async { vec![b'x'; 32 << 20] }));
     let (addr_tx, addr_rx) = std::sync::mpsc::channel();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let thread = std::thread::spawn(move || {
@@ -146,4 +147,29 @@ fn a_port_at_its_cap_waits_for_a_connection_to_close() {
     c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let (text, _) = read_some(&mut c);
     assert!(text.starts_with("HTTP/1.1 200"), "served once one closed: {text:?}");
+}
+
+#[test]
+fn a_peer_that_takes_no_answer_frees_its_seat() {
+    // One seat; the first client asks for 32 MiB (more than the socket buffers hold) and
+    // reads nothing.
+    let limits = Limits::new(1).timeouts(Duration::from_secs(10), Duration::from_secs(10));
+    let server = start(limits.write_timeout(Duration::from_millis(500)));
+    let mut stuck = connect(server.addr);
+    stuck.write_all(b"GET /big HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    // The second is answered once the first's write has stalled for the timeout.
+    let mut next = connect(server.addr);
+    let answer = get_peer(&mut next);
+    assert!(answer.starts_with("HTTP/1.1 200"), "the seat came back: {answer:?}");
+    // The first was cut off: what it can still read ends before the whole answer.
+    stuck.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut got = 0usize;
+    let mut buf = vec![0u8; 1 << 16];
+    while let Ok(n) = stuck.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        got += n;
+    }
+    assert!(got < 32 << 20, "closed before the whole answer: {got} bytes");
 }

@@ -95,9 +95,12 @@ impl Core {
         }
         // A node registered and heartbeating is taken over only by its own NodeManager, which
         // keeps its session; anyone else (a container on the node's host included) waits for
-        // it to expire.
+        // it to expire. A node that has not heartbeated once since it registered may not have
+        // had the answer (its NodeManager gave up waiting): a registration from the same
+        // address takes it over, else that NodeManager would be locked out until the expiry.
         if let Some(old) = self.nodes.get(&req.node_id).filter(|n| n.state == NodeState::Running) {
-            if req.previous_session != old.session {
+            let answer_lost = old.response_id == 0 && old.peer.is_some() && old.peer == peer;
+            if req.previous_session != old.session && !answer_lost {
                 tracing::warn!(
                     "node {} is registered from {:?}: a registration from {peer:?} without its session is refused",
                     req.node_id,

@@ -7,6 +7,7 @@ mod protocol;
 mod rest;
 mod web;
 
+use fairloom_serve::{Budget, LineBudget};
 use std::net::SocketAddr;
 
 use axum::body::Bytes;
@@ -70,6 +71,17 @@ pub async fn log_refusals(
     let who = auth::caller(uri.query(), &cookies, &ctx.web, crate::service::wall_ms()).ok().flatten();
     let who = who.as_deref().unwrap_or(crate::access::ANONYMOUS);
     let (path, peer) = (uri.path(), peer.map(|p| p.to_string()).unwrap_or_default());
+    if status.as_u16() != 404 {
+        match REFUSAL_LINES.take(crate::service::wall_ms() / 1000) {
+            Budget::Log { unlogged: 0 } => {}
+            Budget::Log { unlogged } => {
+                tracing::warn!(
+                    "{unlogged} refused calls were not logged (more than {REFUSAL_LINES_PER_SECOND} a second)"
+                )
+            }
+            Budget::Spent => return response,
+        }
+    }
     match status.as_u16() {
         404 => tracing::debug!(%method, %path, user = %who, %peer, "refused ({status}): {why}"),
         400..=499 => tracing::warn!(%method, %path, user = %who, %peer, "refused ({status}): {why}"),
@@ -77,6 +89,12 @@ pub async fn log_refusals(
     }
     response
 }
+
+/// Refusal lines logged in one second; past it they are counted, and the count is logged
+/// with the next line that may be, so a caller repeating a bad request cannot fill the disk.
+pub const REFUSAL_LINES_PER_SECOND: u64 = 20;
+
+static REFUSAL_LINES: LineBudget = LineBudget::new(REFUSAL_LINES_PER_SECOND);
 
 pub fn json_response<T: Serialize>(status: StatusCode, body: &T) -> Response {
     let bytes = serde_json::to_vec(body).unwrap_or_else(|_| b"{}".to_vec());

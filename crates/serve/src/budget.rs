@@ -1,0 +1,58 @@
+//! A bound on how many lines of one kind a process logs per second: refusals are logged
+//! with who and why, and a caller repeating a bad request must not be able to fill the disk.
+//! Lines past the bound are counted; the count is logged with the next line that may be.
+
+/// A number of lines a second, for the whole process.
+pub struct LineBudget {
+    per_second: u64,
+    /// The second, the lines logged in it, the lines not logged since the last one that was.
+    state: std::sync::Mutex<(i64, u64, u64)>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Budget {
+    /// Log this line; `unlogged` lines were dropped before it.
+    Log {
+        unlogged: u64,
+    },
+    Spent,
+}
+
+impl LineBudget {
+    pub const fn new(per_second: u64) -> Self {
+        Self { per_second, state: std::sync::Mutex::new((i64::MIN, 0, 0)) }
+    }
+
+    pub fn take(&self, second: i64) -> Budget {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if s.0 != second {
+            s.0 = second;
+            s.1 = 0;
+        }
+        if s.1 >= self.per_second {
+            s.2 += 1;
+            return Budget::Spent;
+        }
+        s.1 += 1;
+        Budget::Log { unlogged: std::mem::take(&mut s.2) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_bounded_per_second_and_the_dropped_ones_counted() {
+        let budget = LineBudget::new(3);
+        for _ in 0..3 {
+            assert_eq!(budget.take(10), Budget::Log { unlogged: 0 });
+        }
+        for _ in 0..5 {
+            assert_eq!(budget.take(10), Budget::Spent);
+        }
+        // The next second: the first line says how many were dropped, once.
+        assert_eq!(budget.take(11), Budget::Log { unlogged: 5 });
+        assert_eq!(budget.take(11), Budget::Log { unlogged: 0 });
+    }
+}
