@@ -204,6 +204,7 @@ async fn nm(
         version: "bench".to_string(),
         previous_session: String::new(),
         proof: String::new(),
+        instance: format!("bench-{i}"),
     };
     // Thousands connect at once: a refused or reset connection tries again.
     let mut tries = 0;

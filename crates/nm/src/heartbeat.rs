@@ -36,6 +36,9 @@ pub(crate) fn heartbeat_loop(node: Node, stop: watch::Receiver<bool>, told: watc
     let mut response_id = 0u64;
     // Said once when the RM stops answering, and once when it answers again: not per retry.
     let mut unreachable = false;
+    // Sent with every registration of this process, so that if the answer to one is lost
+    // the RM takes the retry for this process and not for someone else's claim to the node.
+    let instance = random_hex(16);
     while !*stop.borrow() {
         if !registered {
             let req = RegisterNodeRequest {
@@ -52,6 +55,7 @@ pub(crate) fn heartbeat_loop(node: Node, stop: watch::Receiver<bool>, told: watc
                     .as_deref()
                     .map(|s| fairloom_protocol::token::registration_proof(s, &node.id))
                     .unwrap_or_default(),
+                instance: instance.clone(),
             };
             let answer = post::<_, RegisterNodeResponse>(&agent, &format!("{base}{}", paths::REGISTER_NODE), &req);
             match &answer {
@@ -201,4 +205,21 @@ fn apply(node: &Node, r: NodeHeartbeatResponse) {
             Err(e) => tracing::warn!("cannot start AM container {}: {e}", id.container),
         }
     }
+}
+
+/// `n` random bytes from getrandom(2), in hex.
+fn random_hex(n: usize) -> String {
+    let mut buf = vec![0u8; n];
+    let mut filled = 0;
+    while filled < n {
+        // SAFETY: getrandom writes at most `n - filled` bytes into the rest of `buf`.
+        let got = unsafe { libc::getrandom(buf[filled..].as_mut_ptr().cast(), n - filled, 0) };
+        if got > 0 {
+            filled += got as usize;
+        } else if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            // Without it the instance is empty, and a lost answer waits for the node's expiry.
+            return String::new();
+        }
+    }
+    fairloom_protocol::token::to_hex(&buf)
 }

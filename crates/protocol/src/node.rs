@@ -25,6 +25,10 @@ pub struct RegisterNodeRequest {
     /// With a registration secret: [`crate::token::registration_proof`] of `node_id`.
     #[serde(default)]
     pub proof: String,
+    /// A random value the NodeManager process sends with every registration it makes: if
+    /// the answer to one was lost, the RM knows the retry for the same process by it.
+    #[serde(default)]
+    pub instance: String,
 }
 
 /// YARN's unRegisterNodeManager, with what fairloom adds: the statuses of the containers the

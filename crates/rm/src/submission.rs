@@ -143,7 +143,8 @@ impl Submission {
         }
         // A queue name becomes a queue for good (and a label on /metrics, a line in the
         // logs): no control characters in it.
-        if let Some(q) = self.queue.as_deref().filter(|q| q.chars().any(char::is_control)) {
+        let breaks_lines = |c: char| c.is_control() || c == '\u{2028}' || c == '\u{2029}';
+        if let Some(q) = self.queue.as_deref().filter(|q| q.chars().any(breaks_lines)) {
             return Err(format!("queue '{}' contains a control character", q.escape_debug()));
         }
         for (what, value, limit) in [

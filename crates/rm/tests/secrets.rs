@@ -595,8 +595,19 @@ fn what_nodes_and_ams_say_is_bounded() {
 fn a_registration_whose_answer_was_lost_may_be_made_again_until_the_first_heartbeat() {
     let rm = fair("lost-answer", &[]);
     rm.register_node("n1:1", 8192, 8);
-    // The NodeManager never saw that answer (it timed out waiting): it registers again with
-    // no session, from the same address, and is let in with a new session.
+    // Another process on the node's host claims the node before its first heartbeat: it
+    // does not know the NodeManager's instance, and is refused.
+    let tracker = rm.handle.as_ref().unwrap().tracker;
+    let claim = json!({
+        "node_id": "n1:1", "http_address": "127.0.0.1:1", "rack": null,
+        "resource": { "memory": 1024, "vCores": 1 }, "containers": [], "version": "x",
+        "instance": "someone-else"
+    });
+    let (s, out) = call("POST", &format!("http://{tracker}{}", fairloom_protocol::paths::REGISTER_NODE), Some(claim));
+    assert_eq!(s, 200, "{out}");
+    assert_eq!(out["action"], "RESYNC", "{out}");
+    // The NodeManager never saw its answer (it timed out waiting): it registers again with
+    // no session, from the same address and the same instance, and is let in.
     rm.sessions.lock().unwrap().remove("n1:1");
     let again = rm.try_register_node("n1:1", 8192, 8, Vec::new());
     assert_eq!(again.action, NodeAction::Normal, "{}", again.diagnostics);

@@ -14,8 +14,8 @@
 //!   must arrive within it, else the connection is closed (Jetty's idle timeout, in Hadoop);
 //! - a request timeout: a handler, reading the body included, answers within it or the
 //!   caller gets 408, so a body sent a byte at a time does not hold a connection;
-//! - a write timeout: an answer that cannot be written on for that long (the peer reads
-//!   nothing: requests pipelined and answers never taken) closes the connection.
+//! - a write timeout: an answer the peer takes nothing of for that long (requests pipelined
+//!   and answers never read) closes the connection; a slow reader that keeps reading keeps it.
 //!
 //! Peers are counted by address, with every loopback address one peer and an IPv6 address by
 //! its /64 (what one host is usually given), so a host cannot pass its cap by using more of
@@ -219,7 +219,7 @@ async fn connection(
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder.timer(TokioTimer::new()).header_read_timeout(limits.header_timeout);
-    let stream = Stalling { inner: stream, stall: limits.write_timeout, timer: None };
+    let stream = Stalling { inner: stream, stall: limits.write_timeout, timer: None, queued: 0 };
     let conn = builder.serve_connection(TokioIo::new(stream), service);
     tokio::pin!(conn);
     let close = async move {
@@ -234,25 +234,57 @@ async fn connection(
 }
 
 /// A stream whose writes must make progress: a write or flush that cannot go on for `stall`
-/// fails, and hyper closes the connection. A peer that takes its answers, however slowly the
-/// network carries them, keeps the socket writable and never meets it.
+/// fails, and hyper closes the connection, unless the peer took at least [`MIN_PROGRESS`] of
+/// what was queued meanwhile. The kernel says a socket is writable again only once a third
+/// of its send buffer (megabytes) has drained, which takes a slow but honest reader longer
+/// than the stall; what the send queue still holds (`TIOCOUTQ`) tells it from one that
+/// reads nothing.
 struct Stalling {
     inner: TcpStream,
     stall: Duration,
     timer: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// Bytes in the send queue when the timer started.
+    queued: usize,
+}
+
+/// What a peer must take of its answer in each stall period to keep its connection.
+pub const MIN_PROGRESS: usize = 1024;
+
+/// Bytes written to `stream` and not yet acknowledged by the peer (0 if unknown).
+fn unsent(stream: &TcpStream) -> usize {
+    use std::os::fd::AsRawFd;
+    let mut n: libc::c_int = 0;
+    // SAFETY: TIOCOUTQ writes one int into `n`.
+    let rc = unsafe { libc::ioctl(stream.as_raw_fd(), libc::TIOCOUTQ, &mut n) };
+    if rc == 0 {
+        usize::try_from(n).unwrap_or(0)
+    } else {
+        0
+    }
 }
 
 impl Stalling {
-    /// After the inner stream said Pending: Pending until the stall has lasted too long.
+    /// After the inner stream said Pending: Pending while the peer takes its answer, an
+    /// error once it has taken too little of it for a whole stall period.
     fn stalled<T>(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<T>> {
-        let stall = self.stall;
-        let timer = self.timer.get_or_insert_with(|| Box::pin(tokio::time::sleep(stall)));
-        match timer.as_mut().poll(cx) {
-            Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
+        loop {
+            if self.timer.is_none() {
+                self.queued = unsent(&self.inner);
+                self.timer = Some(Box::pin(tokio::time::sleep(self.stall)));
+            }
+            let timer = self.timer.as_mut().expect("just set");
+            if timer.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            let left = unsent(&self.inner);
+            if self.queued > 0 && left + MIN_PROGRESS.min(self.queued) <= self.queued {
+                self.timer = None;
+                continue;
+            }
+            return Poll::Ready(Err(io::Error::new(
                 io::ErrorKind::TimedOut,
-                format!("the peer took nothing of the answer for {} s", stall.as_secs()),
-            ))),
-            Poll::Pending => Poll::Pending,
+                format!("the peer took nothing of the answer for {} s", self.stall.as_secs()),
+            )));
         }
     }
 

@@ -173,3 +173,58 @@ fn a_peer_that_takes_no_answer_frees_its_seat() {
     }
     assert!(got < 32 << 20, "closed before the whole answer: {got} bytes");
 }
+
+#[test]
+fn a_slow_reader_that_keeps_reading_keeps_its_seat() {
+    // One seat, a 2 s write timeout; the first client takes its 32 MiB answer at about
+    // 80 KB/s through a 64 KiB receive buffer: far slower than the kernel needs to call the
+    // socket writable again (a third of a send buffer of megabytes drained, 16 s here)
+    // within the timeout, but steady. (Its receive window opens a buffer's half at a time,
+    // so progress comes in steps of most of a second; a much smaller buffer on loopback,
+    // with its 64 KiB segments, slows TCP itself to a probe every few hundred ms.)
+    let limits = Limits::new(1).timeouts(Duration::from_secs(20), Duration::from_secs(20));
+    let server = start(limits.write_timeout(Duration::from_secs(2)));
+    let slow = std::net::TcpStream::connect(server.addr).unwrap();
+    {
+        use std::os::fd::AsRawFd;
+        let size: libc::c_int = 65536;
+        // SAFETY: SO_RCVBUF reads one int.
+        let rc = unsafe {
+            libc::setsockopt(
+                slow.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUF,
+                (&size as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        assert_eq!(rc, 0);
+    }
+    let mut slow = slow;
+    slow.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    slow.write_all(b"GET /big HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    let mut other = connect(server.addr);
+    other.set_read_timeout(Some(Duration::from_millis(10))).unwrap();
+    other.write_all(b"GET /peer HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    let mut buf = [0u8; 4096];
+    // Six seconds, three timeouts' worth: the seat stays the slow reader's.
+    for i in 0..120 {
+        let mut got = 0;
+        while got < 4096 {
+            match slow.read(&mut buf[..4096 - got]) {
+                Ok(0) => panic!("the slow reader was cut off"),
+                Ok(n) => got += n,
+                Err(e) => panic!("the slow reader was cut off: {e}"),
+            }
+        }
+        if i % 10 == 0 {
+            let (text, closed) = read_some(&mut other);
+            assert!(text.is_empty() && !closed, "the seat was taken from a reader that reads: {text:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(slow);
+    other.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let (text, _) = read_some(&mut other);
+    assert!(text.starts_with("HTTP/1.1 200"), "served once the slow reader left: {text:?}");
+}

@@ -344,6 +344,8 @@ pub struct RmNode {
     pub ip: Option<String>,
     /// The address its registration came from.
     pub peer: Option<std::net::IpAddr>,
+    /// The registering NodeManager process's `instance` (see `RegisterNodeRequest`).
+    pub instance: String,
 }
 
 /// The ResourceManager's whole state.

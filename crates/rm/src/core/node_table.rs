@@ -100,6 +100,7 @@ mod tests {
             to_ack: Vec::new(),
             ip: None,
             peer: None,
+            instance: String::new(),
         }
     }
 

@@ -34,7 +34,12 @@ impl Core {
         };
         if node.session != req.session {
             // Not the process that registered the node: nothing it says is taken.
-            tracing::warn!("a heartbeat for node {} without its registration's session: told to register", req.node_id);
+            if crate::http::refusal_may_be_logged() {
+                tracing::warn!(
+                    "a heartbeat for node {} without its registration's session: told to register",
+                    req.node_id
+                );
+            }
             return Ok(resync("this heartbeat is not from the node's registration; register again"));
         }
         match node.state {

@@ -26,7 +26,9 @@ const MAX_NAME: usize = 255;
 
 /// A registration the RM turns away: the node is told to shut down, as YARN does.
 fn refused(diagnostics: String) -> RegisterNodeResponse {
-    tracing::warn!("{diagnostics}");
+    if crate::http::refusal_may_be_logged() {
+        tracing::warn!("{diagnostics}");
+    }
     RegisterNodeResponse { diagnostics, ..refused_quietly() }
 }
 
@@ -58,9 +60,14 @@ impl Core {
             _ => return Err(RmError::bad_request(format!("node id '{}' is not host:port", req.node_id))),
         };
         // What a node names itself is kept and shown: names, not documents.
-        for (what, v) in [("node id", &req.node_id), ("http address", &req.http_address), ("version", &req.version)]
-            .into_iter()
-            .chain(req.rack.iter().map(|r| ("rack", r)))
+        for (what, v) in [
+            ("node id", &req.node_id),
+            ("http address", &req.http_address),
+            ("version", &req.version),
+            ("instance", &req.instance),
+        ]
+        .into_iter()
+        .chain(req.rack.iter().map(|r| ("rack", r)))
         {
             if v.len() > MAX_NAME || v.chars().any(char::is_control) {
                 return Err(RmError::bad_request(format!(
@@ -96,20 +103,27 @@ impl Core {
         // A node registered and heartbeating is taken over only by its own NodeManager, which
         // keeps its session; anyone else (a container on the node's host included) waits for
         // it to expire. A node that has not heartbeated once since it registered may not have
-        // had the answer (its NodeManager gave up waiting): a registration from the same
-        // address takes it over, else that NodeManager would be locked out until the expiry.
+        // had the answer (its NodeManager gave up waiting): the same NodeManager process
+        // (the random instance it sends with each registration) from the same address takes
+        // it over, else it would be locked out until the expiry.
         if let Some(old) = self.nodes.get(&req.node_id).filter(|n| n.state == NodeState::Running) {
-            let answer_lost = old.response_id == 0 && old.peer.is_some() && old.peer == peer;
+            let answer_lost = old.response_id == 0
+                && !old.instance.is_empty()
+                && old.instance == req.instance
+                && old.peer.is_some()
+                && old.peer == peer;
             if req.previous_session != old.session && !answer_lost {
-                tracing::warn!(
-                    "node {} is registered from {:?}: a registration from {peer:?} without its session is refused",
-                    req.node_id,
-                    old.peer
-                );
+                if crate::http::refusal_may_be_logged() {
+                    tracing::warn!(
+                        "node {} is registered from {:?}: a registration from {peer:?} without its session is refused",
+                        req.node_id,
+                        old.peer
+                    );
+                }
                 return Ok(RegisterNodeResponse {
                     action: NodeAction::Resync,
                     diagnostics: format!(
-                        "node {} is registered and heartbeating: registering it again needs its session, or its expiry (yarn.nm.liveness-monitor.expiry-interval-ms)",
+                        "node {} is registered: registering it again needs its session, or its expiry (yarn.nm.liveness-monitor.expiry-interval-ms)",
                         req.node_id
                     ),
                     ..refused_quietly()
@@ -181,6 +195,7 @@ impl Core {
             to_ack: Vec::new(),
             ip,
             peer,
+            instance: req.instance.clone(),
         });
         self.node_changed(&req.node_id);
         // Its keys are new to it: every attempt is sent a new NM token for it (YARN's

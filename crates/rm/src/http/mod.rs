@@ -67,21 +67,14 @@ pub async fn log_refusals(
     if status.is_success() || status.is_redirection() {
         return response;
     }
+    // Under a flood of bad calls, the budget is checked before the caller is worked out.
+    if status.as_u16() != 404 && !refusal_may_be_logged() {
+        return response;
+    }
     let why = response.extensions().get::<Refused>().map_or_else(|| status.to_string(), |r| r.0.clone());
     let who = auth::caller(uri.query(), &cookies, &ctx.web, crate::service::wall_ms()).ok().flatten();
     let who = who.as_deref().unwrap_or(crate::access::ANONYMOUS);
     let (path, peer) = (uri.path(), peer.map(|p| p.to_string()).unwrap_or_default());
-    if status.as_u16() != 404 {
-        match REFUSAL_LINES.take(crate::service::wall_ms() / 1000) {
-            Budget::Log { unlogged: 0 } => {}
-            Budget::Log { unlogged } => {
-                tracing::warn!(
-                    "{unlogged} refused calls were not logged (more than {REFUSAL_LINES_PER_SECOND} a second)"
-                )
-            }
-            Budget::Spent => return response,
-        }
-    }
     match status.as_u16() {
         404 => tracing::debug!(%method, %path, user = %who, %peer, "refused ({status}): {why}"),
         400..=499 => tracing::warn!(%method, %path, user = %who, %peer, "refused ({status}): {why}"),
@@ -95,6 +88,19 @@ pub async fn log_refusals(
 pub const REFUSAL_LINES_PER_SECOND: u64 = 20;
 
 static REFUSAL_LINES: LineBudget = LineBudget::new(REFUSAL_LINES_PER_SECOND);
+
+/// Whether a refusal may be logged now (REST, node and AM protocols share the budget); the
+/// first line after some were dropped says how many.
+pub(crate) fn refusal_may_be_logged() -> bool {
+    match REFUSAL_LINES.take(crate::service::wall_ms() / 1000) {
+        Budget::Log { unlogged: 0 } => true,
+        Budget::Log { unlogged } => {
+            tracing::warn!("{unlogged} refused calls were not logged (more than {REFUSAL_LINES_PER_SECOND} a second)");
+            true
+        }
+        Budget::Spent => false,
+    }
+}
 
 pub fn json_response<T: Serialize>(status: StatusCode, body: &T) -> Response {
     let bytes = serde_json::to_vec(body).unwrap_or_else(|_| b"{}".to_vec());

@@ -170,6 +170,7 @@ impl Rm {
             version: "test".to_string(),
             previous_session: self.sessions.lock().unwrap().get(name).cloned().unwrap_or_default(),
             proof: String::new(),
+            instance: format!("test-{name}"),
         };
         let url = format!("http://{tracker}{}", paths::REGISTER_NODE);
         let (s, body) = call("POST", &url, Some(serde_json::to_value(req).unwrap()));
