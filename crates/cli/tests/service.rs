@@ -45,6 +45,26 @@ fn a_shell_app_runs_its_command_in_every_container_and_succeeds() {
 }
 
 #[test]
+fn a_nodemanager_given_a_relative_directory_runs_containers() {
+    let dir = TempDir::new("relative");
+    let c = write_conf(&dir.0, &[], None);
+    let _rm = start_rm(&c);
+    // `--dir nm1` from the temp directory: the launch script's path must not depend on the
+    // container's own working directory.
+    let args = ["nm", "--rm", &c.tracker, "--resource", "4096 mb, 4 vcores", "--dir", "nm1", "--conf"];
+    let mut args: Vec<&str> = args.to_vec();
+    args.push(c.conf.to_str().unwrap());
+    let mut nm = Proc::spawn_in(&dir.0, &args);
+    nm.wait_line("fairloom NodeManager", Duration::from_secs(20));
+    wait_nodes(&c, 1);
+    let mut s = shell(&c, &["--num-containers", "1", "--", "echo relative"]);
+    let _ = submitted_id(&mut s);
+    let (code, out) = s.finish(Duration::from_secs(60));
+    assert_eq!(code, Some(0), "{out:?}");
+    assert!(out.iter().any(|l| l.contains("FINISHED with final status SUCCEEDED")), "{out:?}");
+}
+
+#[test]
 fn a_failing_command_fails_the_app_with_the_exit_codes() {
     let dir = TempDir::new("fail");
     let c = write_conf(&dir.0, &[], None);

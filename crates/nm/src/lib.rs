@@ -199,7 +199,13 @@ fn now_ms() -> i64 {
 /// Start the NodeManager: read what the last run left, listen (on the last run's port when
 /// recovering), take back or kill the last run's containers, then register and heartbeat on
 /// a thread of its own (retrying while the RM is unreachable).
-pub async fn start(conf: NmConf) -> Result<NmHandle, NmError> {
+pub async fn start(mut conf: NmConf) -> Result<NmHandle, NmError> {
+    // A container's launch script and directories are named from its own working directory,
+    // so a directory given relative to ours (`up --dir state`) is made absolute first.
+    conf.dir = std::path::absolute(&conf.dir).map_err(|e| NmError::Dir(conf.dir.display().to_string(), e))?;
+    if let Some(d) = &conf.state_dir {
+        conf.state_dir = Some(std::path::absolute(d).map_err(|e| NmError::Dir(d.display().to_string(), e))?);
+    }
     let store = Arc::new(Store::open(&conf.state_dir.clone().unwrap_or_else(|| conf.dir.join("nm-recovery")))?);
     let prev = store.load()?;
     let mut listen = conf.listen;

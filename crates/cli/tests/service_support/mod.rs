@@ -104,8 +104,16 @@ impl Proc {
 
     /// `bin` (a copy of fairloom elsewhere) with `args`.
     pub fn spawn_bin(bin: &str, args: &[&str]) -> Self {
-        let mut child =
-            Command::new(bin).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start fairloom");
+        Self::spawn_cmd(Command::new(bin).args(args))
+    }
+
+    /// fairloom with `args`, run from `cwd`.
+    pub fn spawn_in(cwd: &Path, args: &[&str]) -> Self {
+        Self::spawn_cmd(Command::new(BIN).args(args).current_dir(cwd))
+    }
+
+    fn spawn_cmd(cmd: &mut Command) -> Self {
+        let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start fairloom");
         let out = child.stdout.take().unwrap();
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
@@ -123,7 +131,8 @@ impl Proc {
                 keep.lock().unwrap().push(line);
             }
         });
-        Self { child, lines: rx, seen: Vec::new(), log, name: args.first().copied().unwrap_or("").to_string() }
+        let name = cmd.get_args().next().and_then(|a| a.to_str()).unwrap_or("").to_string();
+        Self { child, lines: rx, seen: Vec::new(), log, name }
     }
 
     /// What the process wrote to stderr so far.
