@@ -14,8 +14,21 @@ use serde_json::Value;
 pub const BIN: &str = env!("CARGO_BIN_EXE_fairloom");
 
 /// A free port on loopback (bound, then let go).
+/// A port free now, for a daemon started next to listen on. Taken below Linux's ephemeral
+/// range (32768 and up): a port the kernel picked there could be handed to another test's
+/// outgoing connection before the daemon binds it.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    // Each test binary starts at its own place, spread by its pid.
+    let start = std::process::id() * 7919;
+    for _ in 0..12_000 {
+        let port = 20_000 + (start.wrapping_add(NEXT.fetch_add(1, Ordering::Relaxed)) % 12_000) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port in 20000..32000")
 }
 
 pub struct TempDir(pub PathBuf);
