@@ -38,7 +38,9 @@ pub(crate) fn heartbeat_loop(node: Node, stop: watch::Receiver<bool>, told: watc
     let mut unreachable = false;
     // Sent with every registration of this process, so that if the answer to one is lost
     // the RM takes the retry for this process and not for someone else's claim to the node.
-    let instance = random_hex(16);
+    // Without randomness it is empty, and a lost answer waits for the node's expiry.
+    let instance =
+        fairloom_protocol::token::random_bytes(16).map(|b| fairloom_protocol::token::to_hex(&b)).unwrap_or_default();
     while !*stop.borrow() {
         if !registered {
             let req = RegisterNodeRequest {
@@ -205,21 +207,4 @@ fn apply(node: &Node, r: NodeHeartbeatResponse) {
             Err(e) => tracing::warn!("cannot start AM container {}: {e}", id.container),
         }
     }
-}
-
-/// `n` random bytes from getrandom(2), in hex.
-fn random_hex(n: usize) -> String {
-    let mut buf = vec![0u8; n];
-    let mut filled = 0;
-    while filled < n {
-        // SAFETY: getrandom writes at most `n - filled` bytes into the rest of `buf`.
-        let got = unsafe { libc::getrandom(buf[filled..].as_mut_ptr().cast(), n - filled, 0) };
-        if got > 0 {
-            filled += got as usize;
-        } else if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            // Without it the instance is empty, and a lost answer waits for the node's expiry.
-            return String::new();
-        }
-    }
-    fairloom_protocol::token::to_hex(&buf)
 }

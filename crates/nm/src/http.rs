@@ -7,7 +7,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use fairloom_serve::{Budget, LineBudget};
+use fairloom_serve::refusal_may_be_logged;
 use serde_json::{json, Value};
 
 use fairloom_protocol::node::{
@@ -294,19 +294,4 @@ async fn statuses(State(node): State<Node>, headers: HeaderMap, body: Bytes) -> 
         .map(|t| mine.iter().filter_map(|id| t.get(id).map(Ctr::status)).collect())
         .unwrap_or_default();
     json_response(StatusCode::OK, &ContainerStatusesResponse { statuses, failed })
-}
-
-/// At most 20 refusal lines a second (the RM's bound): a caller repeating a bad request
-/// cannot fill the node's disk; the lines dropped are counted in the next one logged.
-fn refusal_may_be_logged() -> bool {
-    static LINES: LineBudget = LineBudget::new(20);
-    let second = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
-    match LINES.take(second) {
-        Budget::Log { unlogged: 0 } => true,
-        Budget::Log { unlogged } => {
-            tracing::warn!("{unlogged} refused calls were not logged (more than 20 a second)");
-            true
-        }
-        Budget::Spent => false,
-    }
 }

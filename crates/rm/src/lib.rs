@@ -70,22 +70,10 @@ impl RmHandle {
     }
 }
 
-/// `n` bytes from the system's randomness (getrandom(2), which waits only until the
-/// kernel's pool is first seeded at boot). Secrets come from nowhere else.
+/// `n` bytes from the system's randomness ([`fairloom_protocol::token::random_bytes`]).
 pub fn random_bytes(n: usize) -> Vec<u8> {
-    let mut buf = vec![0u8; n];
-    let mut filled = 0;
-    while filled < n {
-        // SAFETY: getrandom writes at most `n - filled` bytes into the rest of `buf`.
-        let got = unsafe { libc::getrandom(buf[filled..].as_mut_ptr().cast(), n - filled, 0) };
-        if got > 0 {
-            filled += got as usize;
-        } else if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            // No randomness means no secret worth the name: nothing can go on safely.
-            panic!("getrandom failed: {}", std::io::Error::last_os_error());
-        }
-    }
-    buf
+    // No randomness means no secret worth the name: nothing can go on safely.
+    fairloom_protocol::token::random_bytes(n).unwrap_or_else(|e| panic!("getrandom failed: {e}"))
 }
 
 async fn bind(what: &'static str, addr: SocketAddr) -> Result<TcpListener, StartError> {
@@ -106,8 +94,19 @@ pub async fn start(mut conf: RmConf) -> Result<RmHandle, StartError> {
     let store: Box<dyn StateStore> =
         if conf.recovery { Box::new(RedbStore::open(&conf.state_dir)?) } else { Box::new(MemoryStore::default()) };
     let (webapp, tracker_addr, scheduler_addr) = (conf.webapp, conf.tracker, conf.scheduler_address);
-    let per_peer =
-        (conf.web_connections_per_peer, conf.tracker_connections_per_peer, conf.scheduler_connections_per_peer);
+    // Each port's share of the descriptors: the tracker's (one connection per NM) the most,
+    // the web's the least. One address may take 64 of the web's (anyone may connect there)
+    // and half of the others' (one host runs many AMs, and under `up` every NM).
+    let files = fairloom_serve::raise_open_files_limit();
+    let limits = |eighths, per_peer: Option<usize>| {
+        let max = fairloom_serve::connection_share(files, eighths, 8);
+        Limits::new(max).per_peer(per_peer.unwrap_or(max / 2))
+    };
+    let (web_limits, tracker_limits, sched_limits) = (
+        limits(1, Some(conf.web_connections_per_peer)),
+        limits(4, conf.tracker_connections_per_peer),
+        limits(2, conf.scheduler_connections_per_peer),
+    );
     let web_secret = http::auth::WebSecret::new(
         conf.signature_secret.clone(),
         conf.auth_token_validity_ms,
@@ -148,19 +147,10 @@ pub async fn start(mut conf: RmConf) -> Result<RmHandle, StartError> {
     let ctx = http::Ctx { rm: LoopClient { tx, shared }, web: Arc::new(web_secret), metrics };
     let (shutdown, watcher) = watch::channel(false);
     let mut servers = Vec::new();
-    // Each port's share of the descriptors: the tracker's (one connection per NM) the most,
-    // the web's the least. One address may take 64 of the web's (anyone may connect there)
-    // and half of the others' (one host runs many AMs, and under `up` every NM).
-    let files = fairloom_serve::raise_open_files_limit();
-    let limits = |eighths, per_peer: Option<usize>| {
-        let max = fairloom_serve::connection_share(files, eighths, 8);
-        Limits::new(max).per_peer(per_peer.unwrap_or(max / 2))
-    };
-    let (web_peer, tracker_peer, sched_peer) = per_peer;
     for (name, listener, router, limits) in [
-        ("webapp", web, http::web_router(ctx.clone()), limits(1, Some(web_peer))),
-        ("resource-tracker", tracker, http::tracker_router(ctx.clone()), limits(4, tracker_peer)),
-        ("scheduler", sched, http::am_router(ctx), limits(2, sched_peer)),
+        ("webapp", web, http::web_router(ctx.clone()), web_limits),
+        ("resource-tracker", tracker, http::tracker_router(ctx.clone()), tracker_limits),
+        ("scheduler", sched, http::am_router(ctx), sched_limits),
     ] {
         tracing::debug!(port = name, max_connections = limits.max_connections, per_peer = ?limits.per_peer, "serving");
         let mut w = watcher.clone();

@@ -8,8 +8,8 @@
 //! - a cap on open connections: past it the port stops accepting until one closes (new
 //!   clients wait in the kernel's backlog rather than being refused), so one port cannot use
 //!   up the descriptors the others, the store and the logs need;
-//! - optionally a cap per peer address, for ports a browser or REST client reaches: a new
-//!   connection past it is closed at once, so one host cannot take the port's whole share;
+//! - optionally a cap per peer: a new connection past it is closed at once, so one host
+//!   cannot take the port's whole share;
 //! - a header timeout: a request's head, and on a keep-alive connection the next request,
 //!   must arrive within it, else the connection is closed (Jetty's idle timeout, in Hadoop);
 //! - a request timeout: a handler, reading the body included, answers within it or the
@@ -26,7 +26,7 @@
 
 mod budget;
 
-pub use budget::{Budget, LineBudget};
+pub use budget::{refusal_may_be_logged, REFUSAL_LINES_PER_SECOND};
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -124,8 +124,8 @@ pub fn connection_share(limit: u64, numerator: u64, denominator: u64) -> usize {
 }
 
 /// Serves `router` on `listener` within `limits` until `shutdown` resolves; then accepts no
-/// more, lets requests in flight finish, closes idle connections, and returns when every
-/// connection has closed. `name` names the port in log lines.
+/// more, closes idle connections, and returns when every connection has closed or after
+/// [`DRAIN`]. `name` names the port in log lines.
 pub async fn serve(
     name: &'static str,
     listener: TcpListener,

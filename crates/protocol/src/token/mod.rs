@@ -28,6 +28,26 @@ use fairloom_model::{ApplicationAttemptId, ApplicationId, ContainerId};
 use crate::Res;
 
 pub use credentials::{Credentials, CredentialsError};
+
+/// `n` bytes from the system's randomness (getrandom(2), which waits only until the
+/// kernel's pool is first seeded at boot). Keys, secrets and sessions come from nowhere else.
+pub fn random_bytes(n: usize) -> std::io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; n];
+    let mut filled = 0;
+    while filled < n {
+        // SAFETY: getrandom writes at most `n - filled` bytes into the rest of `buf`.
+        let got = unsafe { libc::getrandom(buf[filled..].as_mut_ptr().cast(), n - filled, 0) };
+        if got > 0 {
+            filled += got as usize;
+        } else {
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+    Ok(buf)
+}
 pub use hex::{from_hex, to_hex};
 
 pub const AMRM_TOKEN_KIND: &str = "YARN_AM_RM_TOKEN";

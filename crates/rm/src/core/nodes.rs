@@ -34,7 +34,7 @@ impl Core {
         };
         if node.session != req.session {
             // Not the process that registered the node: nothing it says is taken.
-            if crate::http::refusal_may_be_logged() {
+            if fairloom_serve::refusal_may_be_logged() {
                 tracing::warn!(
                     "a heartbeat for node {} without its registration's session: told to register",
                     req.node_id

@@ -26,7 +26,7 @@ const MAX_NAME: usize = 255;
 
 /// A registration the RM turns away: the node is told to shut down, as YARN does.
 fn refused(diagnostics: String) -> RegisterNodeResponse {
-    if crate::http::refusal_may_be_logged() {
+    if fairloom_serve::refusal_may_be_logged() {
         tracing::warn!("{diagnostics}");
     }
     RegisterNodeResponse { diagnostics, ..refused_quietly() }
@@ -113,7 +113,7 @@ impl Core {
                 && old.peer.is_some()
                 && old.peer == peer;
             if req.previous_session != old.session && !answer_lost {
-                if crate::http::refusal_may_be_logged() {
+                if fairloom_serve::refusal_may_be_logged() {
                     tracing::warn!(
                         "node {} is registered from {:?}: a registration from {peer:?} without its session is refused",
                         req.node_id,

@@ -7,7 +7,7 @@ mod protocol;
 mod rest;
 mod web;
 
-use fairloom_serve::{Budget, LineBudget};
+use fairloom_serve::refusal_may_be_logged;
 use std::net::SocketAddr;
 
 use axum::body::Bytes;
@@ -81,25 +81,6 @@ pub async fn log_refusals(
         _ => tracing::error!(%method, %path, user = %who, %peer, "failed ({status}): {why}"),
     }
     response
-}
-
-/// Refusal lines logged in one second; past it they are counted, and the count is logged
-/// with the next line that may be, so a caller repeating a bad request cannot fill the disk.
-pub const REFUSAL_LINES_PER_SECOND: u64 = 20;
-
-static REFUSAL_LINES: LineBudget = LineBudget::new(REFUSAL_LINES_PER_SECOND);
-
-/// Whether a refusal may be logged now (REST, node and AM protocols share the budget); the
-/// first line after some were dropped says how many.
-pub(crate) fn refusal_may_be_logged() -> bool {
-    match REFUSAL_LINES.take(crate::service::wall_ms() / 1000) {
-        Budget::Log { unlogged: 0 } => true,
-        Budget::Log { unlogged } => {
-            tracing::warn!("{unlogged} refused calls were not logged (more than {REFUSAL_LINES_PER_SECOND} a second)");
-            true
-        }
-        Budget::Spent => false,
-    }
 }
 
 pub fn json_response<T: Serialize>(status: StatusCode, body: &T) -> Response {
