@@ -47,6 +47,10 @@ pub mod keys {
     /// The same on the resource-tracker and AM ports (default: half the port's share).
     pub const TRACKER_CONNECTIONS_PER_PEER: &str = "fairloom.resource-tracker.max-connections-per-peer";
     pub const SCHEDULER_CONNECTIONS_PER_PEER: &str = "fairloom.scheduler.max-connections-per-peer";
+    /// fairloom's own: how many nodes that left (LOST, DECOMMISSIONED, SHUTDOWN) the RM
+    /// keeps listing; past it, the longest silent are forgotten. YARN keeps every one, and
+    /// an NM on an ephemeral port is a new node at each restart.
+    pub const MAX_INACTIVE_NODES: &str = "fairloom.resourcemanager.max-inactive-nodes";
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -94,6 +98,8 @@ pub struct RmConf {
     /// Where the state store lives.
     pub state_dir: PathBuf,
     pub max_completed_apps: usize,
+    /// Nodes that left and are still listed, at most.
+    pub max_inactive_nodes: usize,
     pub cluster_id: String,
     /// `yarn.acl.enable`, `yarn.admin.acl` and the static group mapping.
     pub access: AccessPolicy,
@@ -318,6 +324,7 @@ impl RmConf {
             recovery: boolean(&site, keys::RECOVERY, false)?,
             state_dir,
             max_completed_apps: number(&site, keys::MAX_COMPLETED_APPS, 1000)?,
+            max_inactive_nodes: number(&site, keys::MAX_INACTIVE_NODES, 10_000)?,
             cluster_id: site.get(keys::CLUSTER_ID).cloned().unwrap_or_else(|| "fairloom".to_string()),
             access: AccessPolicy::from_site(&site)
                 .map_err(|e| ConfError::File { file: "yarn-site.xml".into(), message: e })?,

@@ -53,6 +53,16 @@ pub struct StateLabel {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CollectionLabel {
+    pub collection: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct TableLabel {
+    pub table: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct PhaseLabel {
     pub phase: String,
 }
@@ -107,6 +117,12 @@ pub struct RmMetrics {
     heartbeats: Counter,
     cps: Gauge<f64, AtomicU64>,
     mismatches: Gauge,
+    /// Entries of each collection the RM keeps ([`Core::footprint`]), and of each of the
+    /// scheduler's arenas and tables.
+    entries: Family<CollectionLabel, Gauge>,
+    scheduler_entries: Family<TableLabel, Gauge>,
+    /// The process's resident memory, read when `/metrics` is rendered.
+    resident: Gauge,
     /// The node heartbeat as its NodeManager sees it, minus the network: from the request
     /// read to the answer ready.
     pub node_heartbeat: Histogram,
@@ -155,9 +171,13 @@ fn register_each<M: Metric + Clone + Default>(registry: &mut Registry, list: &[(
 
 impl RmMetrics {
     pub fn new() -> Self {
-        let mut registry = Registry::with_prefix("fairloom");
-        let queue = register_each::<QueueGauge>(&mut registry, &QUEUE_GAUGES);
-        let queue_counters = register_each::<QueueCounter>(&mut registry, &QUEUE_COUNTERS);
+        // Prometheus's conventional process metric, without the prefix; the rest under it.
+        let mut root = Registry::default();
+        let resident = Gauge::default();
+        root.register("process_resident_memory_bytes", "Resident memory size in bytes", resident.clone());
+        let registry = root.sub_registry_with_prefix("fairloom");
+        let queue = register_each::<QueueGauge>(registry, &QUEUE_GAUGES);
+        let queue_counters = register_each::<QueueCounter>(registry, &QUEUE_COUNTERS);
         let m = Self {
             queue,
             queue_counters,
@@ -168,6 +188,9 @@ impl RmMetrics {
             heartbeats: Counter::default(),
             cps: Gauge::default(),
             mismatches: Gauge::default(),
+            entries: Family::default(),
+            scheduler_entries: Family::default(),
+            resident,
             node_heartbeat: latency(),
             am_allocate: latency(),
             rest_read: latency(),
@@ -204,10 +227,23 @@ impl RmMetrics {
         registry.register("rm_loop_busy_seconds", "Time the RM's event loop spent working", m.loop_busy.clone());
         registry.register("rm_loop_cpu_seconds", "CPU time the RM's event loop thread used", m.loop_cpu.clone());
         registry.register("rm_rest_read_seconds", "REST read handling time in the RM", m.rest_read.clone());
-        Self { registry, ..m }
+        registry.register(
+            "rm_entries",
+            "Entries of each collection the RM keeps (each bounded by configuration or live work)",
+            m.entries.clone(),
+        );
+        registry.register(
+            "scheduler_entries",
+            "Entries of each of the scheduler's arenas and tables (each bounded by live work)",
+            m.scheduler_entries.clone(),
+        );
+        Self { registry: root, ..m }
     }
 
     pub fn render(&self) -> String {
+        if let Some(bytes) = resident_bytes() {
+            self.resident.set(bytes as i64);
+        }
         let mut out = String::new();
         // Writing to a String cannot fail.
         let _ = encode(&mut out, &self.registry);
@@ -324,7 +360,22 @@ impl RmMetrics {
         if audit {
             self.mismatches.set(core.sched.audit().len() as i64);
         }
+        for (collection, n) in core.footprint() {
+            self.entries.get_or_create(&CollectionLabel { collection }).set(n as i64);
+        }
+        for (table, n) in core.sched.footprint() {
+            self.scheduler_entries.get_or_create(&TableLabel { table }).set(n as i64);
+        }
     }
+}
+
+/// The resident set of this process (Linux's `/proc/self/statm`, in pages), if it can be read.
+pub fn resident_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    // SAFETY: sysconf reads a constant of the system.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    Some(pages * u64::try_from(page).ok().filter(|&p| p > 0)?)
 }
 
 #[derive(Debug, Clone, Copy, Default)]

@@ -3,10 +3,8 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
-
 use serde_json::json;
-use support::{start, Rm, FAIR};
+use support::{start, FAIR};
 
 const ALLOCATIONS: &str = r#"<allocations>
   <queue name="a"><weight>1</weight></queue>
@@ -23,19 +21,6 @@ fn metric(text: &str, name: &str, label: Option<&str>) -> Option<f64> {
     })
 }
 
-fn scrape_until(rm: &Rm, what: &str, ok: impl Fn(&str) -> bool) -> String {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let (status, text) = rm.text("/metrics");
-        assert_eq!(status, 200);
-        if ok(&text) {
-            return text;
-        }
-        assert!(Instant::now() < deadline, "no {what} within 10 s in:\n{text}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 #[test]
 fn queue_and_cluster_metrics_follow_the_scheduler() {
     let rm = start("metrics", &[("yarn.resourcemanager.scheduler.class", FAIR)], Some(ALLOCATIONS));
@@ -45,7 +30,7 @@ fn queue_and_cluster_metrics_follow_the_scheduler() {
     let started = rm.heartbeat_until_started("n1:1");
     assert_eq!(started.len(), 1, "the AM container is started on the node");
 
-    let text = scrape_until(&rm, "the AM's allocation", |t| {
+    let text = rm.scrape_until("the AM's allocation", |t| {
         metric(t, "fairloom_queue_allocated_mb", Some("root.a")) == Some(1024.0)
     });
     assert_eq!(metric(&text, "fairloom_queue_allocated_vcores", Some("root.a")), Some(1.0));
@@ -86,7 +71,7 @@ fn queue_and_cluster_metrics_follow_the_scheduler() {
     let (s, body) = rm.put(&id, "state", "alice", json!({"state": "KILLED"}));
     assert_eq!(s, 200, "{body}");
     let text =
-        scrape_until(&rm, "the kill", |t| metric(t, "fairloom_queue_apps_killed_total", Some("root.a")) == Some(1.0));
+        rm.scrape_until("the kill", |t| metric(t, "fairloom_queue_apps_killed_total", Some("root.a")) == Some(1.0));
     assert_eq!(metric(&text, "fairloom_queue_containers_released_total", Some("root.a")), Some(1.0));
     assert_eq!(metric(&text, "fairloom_queue_apps_pending", Some("root.a")), Some(0.0));
 }
@@ -147,7 +132,7 @@ fn a_queue_name_cannot_forge_a_series() {
     let queue = r#"root.x\"} 1 fairloom_forged_total{a="b"} 99"#;
     let (s, _, body) = rm.submit("alice", queue, json!({}));
     assert_eq!(s, 202, "{body}");
-    let text = scrape_until(&rm, "the new queue", |t| t.contains("root.x"));
+    let text = rm.scrape_until("the new queue", |t| t.contains("root.x"));
     assert!(
         text.contains(
             r#"fairloom_queue_apps_submitted_total{queue="root.x\\\"} 1 fairloom_forged_total{a=\"b\"} 99"} 1"#

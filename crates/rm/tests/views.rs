@@ -308,7 +308,14 @@ fn a_node_is_told_an_end_was_noted_only_once_its_usage_is_stored() {
         assert!(started.elapsed() < Duration::from_secs(3), "never acknowledged");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let (_, a) = rm.app(&id);
+    // The view is the loop's last publish (every 200 ms): it may lag the acknowledgment.
+    let a = loop {
+        let (_, a) = rm.app(&id);
+        if a["app"]["state"] == "FAILED" || started.elapsed() > Duration::from_secs(5) {
+            break a;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
     assert_eq!(a["app"]["state"], "FAILED", "{a}");
     let memory = a["app"]["memorySeconds"].as_i64().unwrap();
     std::thread::sleep(Duration::from_millis(400));

@@ -9,7 +9,7 @@ use fairloom_model::Resource;
 
 use crate::cluster::Cluster;
 use crate::driver::Decision;
-use crate::ids::{AppId, NodeId};
+use crate::ids::AppId;
 
 /// The fold so far. Word-at-a-time mixing (FxHash's constant): a few cycles per decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,8 +37,10 @@ impl DecisionDigest {
         format!("{:016x}", self.0)
     }
 
-    fn fold(&mut self, kind: Kind, app: AppId, node: NodeId, size: Resource) {
-        for word in [kind as u64, u64::from(app.0), u64::from(node.0), size.memory() as u64, size.vcores() as u64] {
+    /// Applications and nodes go in by their numbers in submission and registration order,
+    /// not by their slots (which are reused): the same decisions give the same digest.
+    fn fold(&mut self, kind: Kind, app: AppId, node_seq: u32, size: Resource) {
+        for word in [kind as u64, u64::from(app.seq), u64::from(node_seq), size.memory() as u64, size.vcores() as u64] {
             self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
         }
     }
@@ -48,17 +50,22 @@ impl DecisionDigest {
         for d in made {
             match *d {
                 Decision::Allocated { app, container, node } => {
-                    self.fold(Kind::Allocated, app, node, cluster.containers[container.index()].resource)
+                    let size = cluster.containers[container.index()].resource;
+                    self.fold(Kind::Allocated, app, cluster.node(node).seq, size)
                 }
-                Decision::Reserved { app, node } => self.fold(Kind::Reserved, app, node, Resource::none()),
-                Decision::Unreserved { app, node } => self.fold(Kind::Unreserved, app, node, Resource::none()),
+                Decision::Reserved { app, node } => {
+                    self.fold(Kind::Reserved, app, cluster.node(node).seq, Resource::none())
+                }
+                Decision::Unreserved { app, node } => {
+                    self.fold(Kind::Unreserved, app, cluster.node(node).seq, Resource::none())
+                }
             }
         }
     }
 
-    /// Preemption killed a container of `app` on `node`.
-    pub(crate) fn killed(&mut self, app: AppId, node: NodeId, size: Resource) {
-        self.fold(Kind::Killed, app, node, size);
+    /// Preemption killed a container of `app` on the node registered `node_seq`th.
+    pub(crate) fn killed(&mut self, app: AppId, node_seq: u32, size: Resource) {
+        self.fold(Kind::Killed, app, node_seq, size);
     }
 }
 
@@ -71,7 +78,7 @@ mod tests {
         let size = Resource::new(1024, 1);
         let one = |app: u32, node: u32, size: Resource| {
             let mut d = DecisionDigest::default();
-            d.killed(AppId(app), NodeId(node), size);
+            d.killed(AppId::nth(app), node, size);
             d
         };
         let base = one(1, 2, size);
@@ -81,11 +88,11 @@ mod tests {
         assert_ne!(base, one(1, 2, Resource::new(2048, 1)));
         assert_ne!(base, one(1, 2, Resource::new(1024, 2)));
         let mut ab = DecisionDigest::default();
-        ab.killed(AppId(1), NodeId(1), size);
-        ab.killed(AppId(2), NodeId(1), size);
+        ab.killed(AppId::nth(1), 1, size);
+        ab.killed(AppId::nth(2), 1, size);
         let mut ba = DecisionDigest::default();
-        ba.killed(AppId(2), NodeId(1), size);
-        ba.killed(AppId(1), NodeId(1), size);
+        ba.killed(AppId::nth(2), 1, size);
+        ba.killed(AppId::nth(1), 1, size);
         assert_ne!(ab, ba, "the order of decisions is part of them");
         assert_eq!(base.hex().len(), 16);
     }

@@ -233,6 +233,11 @@ pub trait Scheduler {
     fn finish_app(&mut self, app: AppId) -> Result<(), SchedulerError>;
     /// Move an application to another leaf queue.
     fn move_app(&mut self, app: AppId, target: &str) -> Result<(), SchedulerError>;
+    /// Forget a finished or rejected application (after an update has taken its demand
+    /// out): its slot is reused and its id names nothing from then on. A long-running owner
+    /// (the RM) calls this for every application it is done with; the simulator and the
+    /// scenario runner keep them all to report on.
+    fn forget_app(&mut self, app: AppId) -> Result<(), SchedulerError>;
     /// Put running containers on a node directly, as an RM recovering after a restart learns
     /// them from its NodeManagers. `label`: the node-label expression they were asked with.
     #[allow(clippy::too_many_arguments)]
@@ -256,8 +261,13 @@ pub trait Scheduler {
         now: Millis,
     ) -> Result<(), SchedulerError>;
     fn app(&self, app: AppId) -> AppView<'_>;
-    /// How many applications were ever submitted (ids are `0..app_count`).
+    /// How many applications the scheduler holds (every one submitted, less those forgotten).
     fn app_count(&self) -> usize;
+    /// The applications it holds, in submission order.
+    fn app_ids(&self) -> Vec<AppId>;
+    /// How many entries each of its arenas and tables holds, by name: what a long-running
+    /// owner watches for growth. Each is bounded by live work (or configuration).
+    fn footprint(&self) -> Vec<(&'static str, usize)>;
     fn app_containers(&self, app: AppId) -> LiveIter<'_>;
     /// Every queue, parents before their children.
     fn queue_summaries(&self) -> Vec<QueueSummary>;
@@ -417,6 +427,15 @@ impl Scheduler for AnyScheduler {
     }
     fn move_app(&mut self, app: AppId, target: &str) -> Result<(), SchedulerError> {
         both!(self, s => Scheduler::move_app(&mut **s, app, target))
+    }
+    fn forget_app(&mut self, app: AppId) -> Result<(), SchedulerError> {
+        both!(self, s => Scheduler::forget_app(&mut **s, app))
+    }
+    fn app_ids(&self) -> Vec<AppId> {
+        both!(self, s => Scheduler::app_ids(&**s))
+    }
+    fn footprint(&self) -> Vec<(&'static str, usize)> {
+        both!(self, s => Scheduler::footprint(&**s))
     }
     fn place_containers(
         &mut self,

@@ -112,7 +112,7 @@ impl Core {
             .collect();
         let app = self.apps.get_mut(&app_id).expect("live");
         let queue = app.queue.clone();
-        let changes = self.node_changes.len();
+        let changes = self.node_changes.latest();
         let attempt = app.attempt_id(app.attempt().map_or(0, |a| a.number));
         let a = app.attempt_mut().expect("live");
         if a.registered {
@@ -226,9 +226,9 @@ impl Core {
         };
         let headroom = self.headroom(sched);
         let num_nodes = self.sched.cluster().live_nodes;
-        let changes = self.node_changes.len();
-        let seen = self.apps[&app_id].attempt().map_or(changes, |a| a.node_changes_seen.min(changes));
-        let updated_nodes = self.node_changes[seen..].to_vec();
+        let changes = self.node_changes.latest();
+        let seen = self.apps[&app_id].attempt().map_or(changes, |a| a.node_changes_seen);
+        let updated_nodes = self.node_changes.since(seen).cloned().collect();
         let amrm_token = self.rolled_amrm_token(attempt_id, held_key);
         let app = self.apps.get(&app_id).expect("live");
         let a = app.attempt().expect("live");

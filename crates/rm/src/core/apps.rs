@@ -85,9 +85,9 @@ impl Core {
         let sched = self.sched.submit(&spec, now);
         let view = self.sched.app(sched);
         if let Some(why) = view.rejection {
-            return Err(RmError::bad_request(format!(
-                "Application {id} submitted by user {user} to queue {queue} was rejected: {why}"
-            )));
+            let message = format!("Application {id} submitted by user {user} to queue {queue} was rejected: {why}");
+            self.retire(sched);
+            return Err(RmError::bad_request(message));
         }
         let placed = view.queue.unwrap_or(&queue).to_string();
         let mut app = RmApp {
@@ -116,6 +116,7 @@ impl Core {
         if let Err(e) = self.store.put_app(&record) {
             // Not stored, so not accepted: the scheduler lets it go again.
             let _ = self.sched.finish_app(sched);
+            self.retire(sched);
             return Err(e.into());
         }
         app.diagnostics = "[fairloom] Application is added to the scheduler and is not yet activated.".to_string();
@@ -151,10 +152,19 @@ impl Core {
     }
 
     /// The scheduler lets the current attempt go (its containers are released there).
+    /// What the ended attempt kept for its AM's calls goes too: a finished application is
+    /// kept (up to max-completed-applications) with its attempts, and an allocate answer of
+    /// 500 containers is some 100 KB.
     fn release_attempt(&mut self, app: ApplicationId) {
+        if let Some(a) = self.apps.get_mut(&app).and_then(|a| a.attempt_mut()) {
+            a.last_response = None;
+            a.new_allocated = Vec::new();
+            a.new_completed = Vec::new();
+            a.nm_tokens_sent = Default::default();
+        }
         if let Some(sched) = self.apps.get_mut(&app).and_then(|a| a.sched.take()) {
             let _ = self.sched.finish_app(sched);
-            self.by_sched.remove(&sched);
+            self.retire(sched);
         }
     }
 
@@ -281,6 +291,7 @@ impl Core {
             let sched = self.sched.submit(&spec, now);
             if let Some(reason) = self.sched.app(sched).rejection {
                 let reason = reason.to_string();
+                self.retire(sched);
                 self.finish_failed(app_id, format!("the new attempt was rejected: {reason}"), now);
                 return;
             }

@@ -123,6 +123,11 @@ impl LiveContainers {
 
     /// Every live container, by application and then id (a stable order, for the messages
     /// built from it).
+    /// Live containers, and applications holding any.
+    pub fn counts(&self) -> (usize, usize) {
+        (self.by_id.len(), self.by_app.len())
+    }
+
     pub fn values(&self) -> impl Iterator<Item = &RmContainer> {
         self.by_app.keys().flat_map(|app| self.of_app(*app))
     }
@@ -238,7 +243,7 @@ mod tests {
     fn slotted_counts_the_containers_holding_a_scheduler_slot() {
         use crate::core::Slot;
         use fairloom_scheduler::{AppId, ContainerId};
-        let slot = |n| Some(Slot { id: ContainerId(n), seq: n, app: AppId(0) });
+        let slot = |n| Some(Slot { id: ContainerId(n), seq: n, app: AppId::nth(0) });
         let mut live = LiveContainers::default();
         live.insert(RmContainer { slot: slot(1), ..container(1, 1) });
         live.insert(RmContainer { slot: slot(2), ..container(1, 2) });

@@ -6,6 +6,8 @@
 mod am;
 mod apps;
 mod containers;
+mod footprint;
+mod node_changes;
 mod node_table;
 mod nodes;
 mod recovery;
@@ -19,7 +21,7 @@ use std::sync::Arc;
 use fairloom_config::properties::{Properties, SchedulerProperties};
 use fairloom_config::{parse_allocation_file, parse_capacity_xml};
 use fairloom_model::{ApplicationAttemptId, ApplicationId, Millis, Resource};
-use fairloom_protocol::am::{AllocateResponse, Container, FinalStatus, NodeReport};
+use fairloom_protocol::am::{AllocateResponse, Container, FinalStatus};
 use fairloom_protocol::node::{KillContainer, StartContainer};
 use fairloom_protocol::{ContainerStatus, Res};
 use fairloom_scheduler::capacity::{CapacityScheduler, CapacitySetup};
@@ -34,6 +36,7 @@ use crate::submission::Submission;
 pub use am::Allocated;
 pub use apps::KillOutcome;
 pub use containers::LiveContainers;
+pub use node_changes::NodeChanges;
 pub use node_table::NodeTable;
 pub use register::{MAX_NODE_MEMORY_MB, MAX_NODE_VCORES};
 pub use tokens::Keys;
@@ -176,8 +179,8 @@ pub struct Attempt {
     pub last_response: Option<std::sync::Arc<AllocateResponse>>,
     pub new_allocated: Vec<Container>,
     pub new_completed: Vec<ContainerStatus>,
-    /// How far into the node-change log the AM has been told.
-    pub node_changes_seen: usize,
+    /// The latest node change the AM has been told (see [`NodeChanges`]).
+    pub node_changes_seen: u64,
     pub tracking_url: String,
     /// Nodes this attempt holds an NM token for (YARN sends one per node, again once the
     /// NM token key rolls or the node registers anew).
@@ -367,6 +370,9 @@ pub struct Core {
     reserved_ids: std::collections::BTreeSet<ApplicationId>,
     pub apps: BTreeMap<ApplicationId, RmApp>,
     by_sched: HashMap<AppId, ApplicationId>,
+    /// Scheduler applications the RM is done with: forgotten after the next update has
+    /// taken their demand out (bounded by the applications ending between two updates).
+    retired: Vec<AppId>,
     pub containers: LiveContainers,
     /// Containers of unfinished applications that ended in this RM's life, by application:
     /// a node registering with one is not given it back. Dropped when the application
@@ -390,8 +396,8 @@ pub struct Core {
     /// AMs that unregistered and may still be exiting: (app, AM container, when the RM stops
     /// it), YARN's AM-finishing wait (bounded by the finishing applications).
     finishing: Vec<(ApplicationId, String, Millis)>,
-    /// Nodes whose state changed, in order (AMs learn them as `updated_nodes`).
-    node_changes: Vec<NodeReport>,
+    /// Each node's latest change (AMs learn them as `updated_nodes`); bounded by `nodes`.
+    node_changes: NodeChanges,
     last_update: Millis,
     last_liveness: Millis,
     /// Containers of the scheduler's decisions, reused.
@@ -498,6 +504,7 @@ impl Core {
             reserved_ids: std::collections::BTreeSet::new(),
             apps: BTreeMap::new(),
             by_sched: HashMap::new(),
+            retired: Vec::new(),
             containers: LiveContainers::default(),
             ended: HashMap::new(),
             nodes: NodeTable::default(),
@@ -508,7 +515,7 @@ impl Core {
             last_flush: now,
             durable: false,
             finishing: Vec::new(),
-            node_changes: Vec::new(),
+            node_changes: NodeChanges::default(),
             last_update: now,
             last_liveness: now,
             decisions: Vec::new(),
@@ -537,6 +544,7 @@ impl Core {
         if now - self.last_update >= self.sched.update_interval_ms().max(1) {
             self.last_update = now;
             self.sched.update(now);
+            self.forget_retired();
             self.sweep_ended(now);
         }
         // YARN's liveness monitors wake every expiry/3; here at least once a second. Each
@@ -556,6 +564,21 @@ impl Core {
 
     fn note_ended(&mut self, id: fairloom_model::ContainerId) {
         self.ended.entry(id.attempt.application).or_default().insert(id);
+    }
+
+    /// The scheduler's application `sched` (finished or rejected) is of no more use here.
+    fn retire(&mut self, sched: AppId) {
+        self.by_sched.remove(&sched);
+        self.retired.push(sched);
+    }
+
+    fn forget_retired(&mut self) {
+        for sched in std::mem::take(&mut self.retired) {
+            if let Err(e) = self.sched.forget_app(sched) {
+                // Kept by the scheduler, which is a leak, not a fault: say so once each.
+                tracing::warn!("the scheduler keeps a finished application: {e}");
+            }
+        }
     }
 
     fn app_of_sched(&self, sched: AppId) -> Option<ApplicationId> {
@@ -626,7 +649,7 @@ impl Core {
         );
     }
 
-    pub fn node_changes(&self) -> &[NodeReport] {
+    pub fn node_changes(&self) -> &NodeChanges {
         &self.node_changes
     }
 }

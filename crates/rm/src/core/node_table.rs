@@ -57,6 +57,11 @@ impl NodeTable {
         Some(node)
     }
 
+    /// Nodes listed, running or not.
+    pub fn count(&self) -> usize {
+        self.slots.len()
+    }
+
     /// Every node, in id order.
     pub fn values(&self) -> impl Iterator<Item = &RmNode> {
         self.order.iter().map(|&i| &self.slots[i])

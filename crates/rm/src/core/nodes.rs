@@ -302,7 +302,7 @@ impl Core {
 
     pub(super) fn node_changed(&mut self, id: &str) {
         let n = &self.nodes[id];
-        self.node_changes.push(NodeReport {
+        self.node_changes.record(NodeReport {
             node_id: n.names.id.clone(),
             http_address: n.names.http.clone(),
             state: n.state.name().to_string(),

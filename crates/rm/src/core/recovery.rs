@@ -139,6 +139,7 @@ impl Core {
                     SubmitSpec { priority: app.priority, ..SubmitSpec::new(app.sub.name(), &app.queue, &app.user, am) };
                 let sched = self.sched.submit(&spec, now);
                 if let Some(why) = self.sched.app(sched).rejection {
+                    self.retired.push(sched);
                     app.state = AppState::Failed;
                     app.final_status = FinalStatus::Failed;
                     app.finish_time = now;

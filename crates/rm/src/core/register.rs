@@ -281,6 +281,31 @@ impl Core {
         self.sched.remove_node(sched);
         self.node_changed(id);
         self.sweep_ended(now);
+        self.forget_inactive_nodes();
+    }
+
+    /// Keep at most `max-inactive-nodes` nodes that left: the longest silent go first (their
+    /// id the tie-break), as the oldest finished applications do.
+    fn forget_inactive_nodes(&mut self) {
+        let mut inactive: Vec<(Millis, &str)> = self
+            .nodes
+            .values()
+            .filter(|n| n.state != NodeState::Running)
+            .map(|n| (n.last_heartbeat, n.names.id.as_str()))
+            .collect();
+        let Some(over) = inactive.len().checked_sub(self.conf.max_inactive_nodes).filter(|&n| n > 0) else {
+            return;
+        };
+        inactive.sort_unstable();
+        let gone: Vec<String> = inactive[..over].iter().map(|(_, id)| id.to_string()).collect();
+        for id in gone {
+            tracing::info!("Forgetting node {id}: more than {} nodes that left", self.conf.max_inactive_nodes);
+            self.nodes.remove(&id);
+            self.node_changes.forget(&id);
+            for a in self.apps.values_mut().filter_map(|a| a.attempt_mut()) {
+                a.nm_tokens_sent.remove(&id);
+            }
+        }
     }
 
     /// A container a registering node reports: one the RM knows ends if the node says so; an
@@ -470,7 +495,7 @@ impl Core {
         for node in gone {
             self.awaited.remove(&node);
             tracing::warn!("Node {node} did not register within {expiry} ms of the ResourceManager's restart: LOST");
-            self.node_changes.push(NodeReport {
+            self.node_changes.record(NodeReport {
                 node_id: node.clone(),
                 http_address: String::new(),
                 state: "LOST".into(),

@@ -268,4 +268,18 @@ impl Rm {
             Err(e) => panic!("GET {path}: {e}"),
         }
     }
+
+    /// `/metrics` once `ok` holds of it (the loop publishes every 200 ms), within 10 s.
+    pub fn scrape_until(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let (status, text) = self.text("/metrics");
+            assert_eq!(status, 200);
+            if ok(&text) {
+                return text;
+            }
+            assert!(std::time::Instant::now() < deadline, "no {what} within 10 s in:\n{text}");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
 }

@@ -36,12 +36,17 @@ pub(crate) fn share_of(calc: &super::calc::Calc, used: &Resource, partition: &Re
 
 impl CapacityScheduler {
     fn new_app(&mut self, spec: &SubmitSpec<'_>, now: Millis) -> AppId {
-        let id = AppId(self.apps.len() as u32);
+        let seq = self.next_app_seq;
+        self.next_app_seq += 1;
+        let slot = self.free_apps.pop().unwrap_or(self.apps.len() as u32);
+        let id = AppId { seq, slot };
         let nparts = self.nparts();
         self.counters.apps_submitted += 1;
-        self.apps.push(CsApp {
+        let app = CsApp {
+            id,
+            forgotten: false,
             name: spec.name.to_string(),
-            yarn_id: ApplicationId { cluster_timestamp: self.cluster_timestamp, id: id.0 + 1 },
+            yarn_id: ApplicationId { cluster_timestamp: self.cluster_timestamp, id: seq + 1 },
             user: spec.user.to_string(),
             queue: None,
             user_slot: 0,
@@ -68,8 +73,47 @@ impl CapacityScheduler {
             marked: 0,
             wait: None,
             wait_seq: 0,
-        });
+        };
+        match self.apps.get_mut(slot as usize) {
+            Some(free) => *free = app,
+            None => self.apps.push(app),
+        }
         id
+    }
+
+    /// Drop every ask of `app`, letting go of the names its entries hold.
+    fn release_requests(&mut self, app: AppId) {
+        for r in std::mem::take(&mut self.apps[app.index()].requests) {
+            for l in r.locations.into_keys() {
+                self.cluster.release_location(l);
+            }
+        }
+    }
+
+    /// Forget a finished or rejected application once its owner needs it no more: its slot
+    /// is free for the next submission, and nothing of it stays but its per-partition
+    /// figures (all zero). Refused while it lives or holds containers or reservations.
+    pub fn forget_app(&mut self, id: AppId) -> Result<(), SchedulerError> {
+        if !self.holds(id) {
+            return Err(SchedulerError::InvalidRequest(format!("no application {id:?} to forget")));
+        }
+        let a = &self.apps[id.index()];
+        if a.is_alive() || !a.live.is_empty() || a.marked > 0 || !a.reservations.is_empty() || a.activated {
+            return Err(SchedulerError::AppNotAlive(format!("{} is not finished", a.name)));
+        }
+        let a = &mut self.apps[id.index()];
+        a.forgotten = true;
+        a.queue = None;
+        a.rejection = None;
+        a.wait = None;
+        for s in [&mut a.name, &mut a.user] {
+            *s = String::new();
+        }
+        a.live = Default::default();
+        a.reservations = Vec::new();
+        self.release_requests(id);
+        self.free_apps.push(id.slot);
+        Ok(())
     }
 
     fn reject(&mut self, app: AppId, why: String) -> AppId {
@@ -306,8 +350,19 @@ impl CapacityScheduler {
             if ask.resource_name == ANY {
                 self.set_any(app, idx, Some(value), label);
             } else {
-                let location = self.cluster.intern(&ask.resource_name);
-                self.apps[app.index()].requests[idx].locations.insert(location, value);
+                // The entry holds its name until it goes (allocated down to nothing, or the
+                // app finishes).
+                let held = self.cluster.location(&ask.resource_name);
+                let locations = &mut self.apps[app.index()].requests[idx].locations;
+                match held.filter(|l| locations.contains_key(l)) {
+                    Some(l) => {
+                        locations.insert(l, value);
+                    }
+                    None => {
+                        let l = self.cluster.hold_location(&ask.resource_name);
+                        self.apps[app.index()].requests[idx].locations.insert(l, value);
+                    }
+                }
             }
         }
         Ok(())
@@ -586,9 +641,9 @@ impl CapacityScheduler {
         }
         let leaf = self.apps[app.index()].queue.expect("an alive application has a queue");
         self.detach(app, leaf);
+        self.release_requests(app);
         let a = &mut self.apps[app.index()];
         a.state = AppState::Finished;
-        a.requests.clear();
         for r in a.pending.iter_mut() {
             *r = Resource::none();
         }
@@ -623,6 +678,7 @@ impl CapacityScheduler {
         } else {
             u.pending_apps -= 1;
         }
+        q.users.release_if_idle(slot);
     }
 
     /// Move an application to another leaf as YARN's `moveApplication`: the target must be

@@ -9,7 +9,6 @@ use fairloom_model::Resource;
 use super::state::CsUser;
 use super::CapacityScheduler;
 use crate::audit::{check, Mismatch};
-use crate::ids::AppId;
 
 /// One queue's aggregates in one partition, recomputed.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -83,7 +82,8 @@ impl CapacityScheduler {
     /// Every mismatch between an incremental aggregate and its recomputed value.
     pub fn audit(&self) -> Vec<Mismatch> {
         let mut out = Vec::new();
-        self.cluster.audit(&mut out);
+        let asks = self.apps.iter().flat_map(|a| a.requests.iter().flat_map(|r| r.locations.keys().copied()));
+        self.cluster.audit(&mut out, asks);
         let nparts = self.nparts();
         let mut app_used = vec![vec![Resource::none(); nparts]; self.apps.len()];
         let mut app_count = vec![0usize; self.apps.len()];
@@ -92,7 +92,7 @@ impl CapacityScheduler {
             app_used[c.app.index()][p.index()].add_assign(c.resource);
             app_count[c.app.index()] += 1;
         }
-        for (i, a) in self.apps.iter().enumerate() {
+        for (i, a) in self.apps.iter().enumerate().filter(|(_, a)| !a.forgotten) {
             check(&mut out, || format!("app {} used", a.name), &a.used, &app_used[i]);
             let total = app_used[i].iter().fold(Resource::none(), |acc, r| acc.saturating_add(*r));
             check(&mut out, || format!("app {} usage", a.name), a.usage, total);
@@ -107,7 +107,7 @@ impl CapacityScheduler {
             let mut reserved = vec![Resource::none(); nparts];
             for h in &a.reservations {
                 reserved[h.partition.index()].add_assign(h.resource);
-                let holds = self.cluster.node(h.node).reservation.is_some_and(|r| r.app == AppId(i as u32));
+                let holds = self.cluster.node(h.node).reservation.is_some_and(|r| r.app == a.id);
                 check(
                     &mut out,
                     || format!("app {} reservation on {}", a.name, self.cluster.node(h.node).name),
@@ -123,7 +123,7 @@ impl CapacityScheduler {
                 check(
                     &mut out,
                     || format!("app {} listed in {}", a.name, self.q(q).name),
-                    listed.contains(&AppId(i as u32)),
+                    listed.contains(&a.id),
                     true,
                 );
             }
@@ -148,6 +148,8 @@ impl CapacityScheduler {
                 check(&mut out, || format!("queue {} usage ratio [{label}]", q.name), drift, false);
             }
             check(&mut out, || format!("queue {} users", q.name), &q.users.to_map(), &fresh.users[i]);
+            // A user leaves its leaf with its last application: slots are held by users present.
+            check(&mut out, || format!("queue {} user slots held", q.name), q.users.held(), fresh.users[i].len());
             check(&mut out, || format!("queue {} active users", q.name), q.active_users, fresh.active_users[i]);
         }
         let (children, apps) = self.fresh_orders();

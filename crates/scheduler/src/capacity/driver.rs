@@ -120,6 +120,26 @@ impl Scheduler for CapacityScheduler {
         CapacityScheduler::move_app(self, app, target).map(|_| ())
     }
 
+    fn forget_app(&mut self, app: AppId) -> Result<(), SchedulerError> {
+        CapacityScheduler::forget_app(self, app)
+    }
+
+    fn app_ids(&self) -> Vec<AppId> {
+        self.apps().map(|(id, _)| id).collect()
+    }
+
+    fn footprint(&self) -> Vec<(&'static str, usize)> {
+        let mut out = self.cluster.footprint();
+        out.extend([
+            ("app_slots", self.apps.len()),
+            ("apps_held", self.apps.len() - self.free_apps.len()),
+            ("queue_slots", self.queues.len()),
+            ("user_slots", self.queues.iter().map(|q| q.users.slots()).sum()),
+            ("preemption_candidates", self.monitor.candidate_count()),
+        ]);
+        out
+    }
+
     fn place_containers(
         &mut self,
         app: AppId,
@@ -164,7 +184,7 @@ impl Scheduler for CapacityScheduler {
     }
 
     fn app_count(&self) -> usize {
-        self.apps.len()
+        self.apps.len() - self.free_apps.len()
     }
 
     fn app_containers(&self, app: AppId) -> LiveIter<'_> {

@@ -77,7 +77,11 @@ pub struct CapacityScheduler {
     pub(crate) cluster: Cluster,
     pub(crate) queues: Vec<CsQueue>,
     pub(crate) queue_index: HashMap<String, QueueId>,
+    /// Indexed by [`AppId::slot`]; a forgotten application's slot waits in `free_apps`.
     pub(crate) apps: Vec<CsApp>,
+    pub(crate) free_apps: Vec<u32>,
+    /// The submission number of the next application.
+    pub(crate) next_app_seq: u32,
     pub(crate) max_app_priority: i32,
     pub(crate) acl_enabled: bool,
     pub(crate) groups: BTreeMap<String, Vec<String>>,
@@ -103,6 +107,8 @@ impl Clone for CapacityScheduler {
             queues: self.queues.clone(),
             queue_index: self.queue_index.clone(),
             apps: self.apps.clone(),
+            free_apps: self.free_apps.clone(),
+            next_app_seq: self.next_app_seq,
             max_app_priority: self.max_app_priority,
             acl_enabled: self.acl_enabled,
             groups: self.groups.clone(),
@@ -145,6 +151,8 @@ impl CapacityScheduler {
             queues: Vec::new(),
             queue_index: HashMap::new(),
             apps: Vec::new(),
+            free_apps: Vec::new(),
+            next_app_seq: 0,
             max_app_priority,
             acl_enabled,
             groups: BTreeMap::new(),
@@ -201,8 +209,17 @@ impl CapacityScheduler {
         &self.apps[id.index()]
     }
 
+    /// Every application not forgotten, in submission order.
     pub fn apps(&self) -> impl Iterator<Item = (AppId, &CsApp)> {
-        self.apps.iter().enumerate().map(|(i, a)| (AppId(i as u32), a))
+        let mut held: Vec<(AppId, &CsApp)> = self.apps.iter().filter(|a| !a.forgotten).map(|a| (a.id, a)).collect();
+        held.sort_unstable_by_key(|(id, _)| *id);
+        held.into_iter()
+    }
+
+    /// Whether `id` names an application this scheduler holds (not one forgotten, whose
+    /// slot another may have taken).
+    pub fn holds(&self, id: AppId) -> bool {
+        self.apps.get(id.index()).is_some_and(|a| a.id == id && !a.forgotten)
     }
 
     pub fn partition_name(&self, p: PartitionId) -> &str {

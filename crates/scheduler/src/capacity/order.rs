@@ -226,7 +226,9 @@ impl CapacityScheduler {
             a.keys = vec![None; a.pending.len()];
         }
         for i in 0..self.apps.len() {
-            self.refresh_app_keys(AppId(i as u32));
+            if !self.apps[i].forgotten {
+                self.refresh_app_keys(self.apps[i].id);
+            }
         }
         // Children before parents: a parent's membership follows from its children's.
         for i in (0..self.queues.len()).rev() {

@@ -108,11 +108,13 @@ impl CsUser {
 }
 
 /// The users of a leaf, in slots an application keeps (no name lookup on the hot path). A
-/// user whose last application left keeps its slot for when it comes back.
+/// user whose last application left gives its slot up for the next new user (a leaf kept
+/// every user that ever submitted to it, for the RM's life).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Users {
     list: Vec<CsUser>,
     slots: std::collections::HashMap<String, u32>,
+    free: Vec<u32>,
 }
 
 impl Users {
@@ -137,10 +139,41 @@ impl Users {
         if let Some(s) = self.slot(name) {
             return s;
         }
-        self.list.push(CsUser::new(name, partitions));
-        let s = self.list.len() as u32 - 1;
+        let s = match self.free.pop() {
+            Some(s) => {
+                self.list[s as usize] = CsUser::new(name, partitions);
+                s
+            }
+            None => {
+                self.list.push(CsUser::new(name, partitions));
+                self.list.len() as u32 - 1
+            }
+        };
         self.slots.insert(name.to_string(), s);
         s
+    }
+
+    /// Give up `slot` if its user has no application left and holds nothing.
+    pub fn release_if_idle(&mut self, slot: u32) {
+        let u = &self.list[slot as usize];
+        let holds = u.used.iter().chain(&u.am_used).any(|r| !r.is_none());
+        if u.present() || holds || u.asking_apps > 0 {
+            return;
+        }
+        if self.slots.get(&u.name) == Some(&slot) {
+            self.slots.remove(&u.name);
+            self.free.push(slot);
+        }
+    }
+
+    /// Slots held by a name (what a leaf keeps: its users with applications).
+    pub fn held(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Slots, held or free (at most the most users the leaf had at once).
+    pub fn slots(&self) -> usize {
+        self.list.len()
     }
 
     /// The users with applications in the queue.
@@ -282,6 +315,9 @@ pub struct HeldReservation {
 
 #[derive(Debug, Clone)]
 pub struct CsApp {
+    pub id: AppId,
+    /// Forgotten by its owner: the slot is free (see [`CapacityScheduler::forget_app`]).
+    pub forgotten: bool,
     pub name: String,
     pub yarn_id: ApplicationId,
     pub user: String,

@@ -23,22 +23,45 @@ pub enum ClusterError {
     DuplicateLabel(String),
 }
 
-/// Interning of host and rack names so requests are keyed by small integers.
+/// Interning of host and rack names so requests are keyed by small integers. Each name is
+/// held by what uses it (a node its host and rack, a request entry its location) and let go
+/// when the last user goes: an AM may name any host, and every name ever asked for was kept
+/// for the RM's life. A name held by a live node keeps its id while the node lives.
 #[derive(Debug, Clone, Default)]
 pub struct Locations {
     ids: HashMap<String, LocationId>,
-    names: Vec<String>,
+    /// Each held name and how many hold it.
+    names: HashMap<LocationId, (String, u32)>,
+    next: u64,
 }
 
 impl Locations {
-    pub fn intern(&mut self, name: &str) -> LocationId {
-        if let Some(&id) = self.ids.get(name) {
-            return id;
+    /// `name`'s id, held once more (let go with [`Locations::release`]).
+    pub fn hold(&mut self, name: &str) -> LocationId {
+        let id = match self.ids.get(name) {
+            Some(&id) => id,
+            None => {
+                let id = LocationId(self.next);
+                self.next += 1;
+                self.ids.insert(name.to_string(), id);
+                self.names.insert(id, (name.to_string(), 0));
+                id
+            }
+        };
+        if let Some((_, refs)) = self.names.get_mut(&id) {
+            *refs += 1;
         }
-        let id = LocationId(self.names.len() as u32);
-        self.names.push(name.to_string());
-        self.ids.insert(name.to_string(), id);
         id
+    }
+
+    /// One holder of `id` let it go; the name is forgotten with its last holder.
+    pub fn release(&mut self, id: LocationId) {
+        let Some((name, refs)) = self.names.get_mut(&id) else { return };
+        *refs -= 1;
+        if *refs == 0 {
+            self.ids.remove(name.as_str());
+            self.names.remove(&id);
+        }
     }
 
     pub fn get(&self, name: &str) -> Option<LocationId> {
@@ -46,7 +69,16 @@ impl Locations {
     }
 
     pub fn name(&self, id: LocationId) -> &str {
-        &self.names[id.index()]
+        self.names.get(&id).map_or("", |(n, _)| n.as_str())
+    }
+
+    /// Names held now.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
     }
 }
 
@@ -74,6 +106,8 @@ pub struct Reservation {
 
 #[derive(Debug, Clone)]
 pub struct Node {
+    /// Its number in registration order (slots are reused; this never is).
+    pub seq: u32,
     pub name: String,
     pub location: LocationId,
     pub rack: LocationId,
@@ -118,7 +152,13 @@ pub struct Container {
 /// The nodes, partitions and containers of the cluster, in arenas indexed by dense ids.
 #[derive(Debug, Clone)]
 pub struct Cluster {
+    /// By slot: a removed node's slot waits in `free_nodes` for the next registration (an RM
+    /// sees nodes come and go for months).
     pub nodes: Vec<Node>,
+    pub(crate) free_nodes: Vec<u32>,
+    /// The live nodes in registration order: what every walk over the nodes follows.
+    pub(crate) node_order: Vec<NodeId>,
+    pub(crate) nodes_registered: u32,
     pub(crate) node_index: HashMap<String, NodeId>,
     pub containers: Vec<Container>,
     /// Slots of finished containers, reused so the arena stays as large as the live set.
@@ -139,6 +179,9 @@ impl Default for Cluster {
     fn default() -> Self {
         Self {
             nodes: Vec::new(),
+            free_nodes: Vec::new(),
+            node_order: Vec::new(),
+            nodes_registered: 0,
             node_index: HashMap::new(),
             containers: Vec::new(),
             free_containers: Vec::new(),
@@ -182,10 +225,13 @@ impl Cluster {
             return Err(ClusterError::DuplicateNode(name.to_string()));
         }
         let rack_name = rack.unwrap_or(DEFAULT_RACK).to_string();
-        let location = self.locations.intern(name);
-        let rack = self.locations.intern(&rack_name);
-        let id = NodeId(self.nodes.len() as u32);
-        self.nodes.push(Node {
+        let location = self.locations.hold(name);
+        let rack = self.locations.hold(&rack_name);
+        let id = NodeId(self.free_nodes.pop().unwrap_or(self.nodes.len() as u32));
+        let seq = self.nodes_registered;
+        self.nodes_registered += 1;
+        let node = Node {
+            seq,
             name: name.to_string(),
             location,
             rack,
@@ -197,7 +243,12 @@ impl Cluster {
             reservation: None,
             removed: false,
             marked: 0,
-        });
+        };
+        match self.nodes.get_mut(id.index()) {
+            Some(free) => *free = node,
+            None => self.nodes.push(node),
+        }
+        self.node_order.push(id);
         self.node_index.insert(name.to_string(), id);
         *self.rack_sizes.entry(rack).or_default() += 1;
         self.live_nodes += 1;
@@ -215,12 +266,20 @@ impl Cluster {
             return;
         }
         n.removed = true;
+        n.containers = LiveList::default();
         let (rack, total, partition) = (n.rack, n.total, n.partition);
         let name = n.name.clone();
         self.node_index.remove(&name);
         if let Some(size) = self.rack_sizes.get_mut(&rack) {
             *size -= 1;
+            if *size == 0 {
+                self.rack_sizes.remove(&rack);
+            }
         }
+        self.node_order.retain(|&id| id != node);
+        self.free_nodes.push(node.0);
+        self.locations.release(self.nodes[node.index()].location);
+        self.locations.release(rack);
         self.live_nodes -= 1;
         self.total.sub_assign(total);
         let p = &mut self.partitions[partition.index()];
@@ -238,15 +297,40 @@ impl Cluster {
 
     /// The live nodes, in registration order.
     pub fn nodes(&self) -> impl Iterator<Item = (NodeId, &Node)> {
-        self.nodes.iter().enumerate().filter(|(_, n)| !n.removed).map(|(i, n)| (NodeId(i as u32), n))
+        self.node_order.iter().map(|&id| (id, &self.nodes[id.index()]))
+    }
+
+    /// Node slots, live or free (what the arena holds: at most the most nodes ever live at once).
+    pub fn node_slots(&self) -> usize {
+        self.nodes.len()
     }
 
     pub fn rack_size(&self, rack: LocationId) -> u32 {
         self.rack_sizes.get(&rack).copied().unwrap_or(0)
     }
 
-    pub fn intern(&mut self, name: &str) -> LocationId {
-        self.locations.intern(name)
+    /// `name`'s id, held by the caller until it calls [`Cluster::release_location`].
+    pub fn hold_location(&mut self, name: &str) -> LocationId {
+        self.locations.hold(name)
+    }
+
+    pub fn release_location(&mut self, id: LocationId) {
+        self.locations.release(id);
+    }
+
+    /// Host and rack names held now.
+    pub fn locations_held(&self) -> usize {
+        self.locations.len()
+    }
+
+    /// The cluster's arenas and tables, by name (see `Scheduler::footprint`).
+    pub fn footprint(&self) -> Vec<(&'static str, usize)> {
+        vec![
+            ("node_slots", self.nodes.len()),
+            ("container_slots", self.containers.len()),
+            ("locations", self.locations.len()),
+            ("racks", self.rack_sizes.len()),
+        ]
     }
 
     pub fn location(&self, name: &str) -> Option<LocationId> {
@@ -340,9 +424,22 @@ impl Cluster {
         self.nodes[node.index()].containers.iter(&self.container_gen)
     }
 
-    /// Recompute node aggregates and the totals from the containers; one line per mismatch.
-    pub fn audit(&self, out: &mut Vec<crate::audit::Mismatch>) {
+    /// Recompute node aggregates and the totals from the containers, and who holds each
+    /// name (the live nodes, and `asks`: every location of every request entry); one line per
+    /// mismatch.
+    pub fn audit(&self, out: &mut Vec<crate::audit::Mismatch>, asks: impl Iterator<Item = LocationId>) {
         use crate::audit::check;
+        let mut holders: std::collections::BTreeMap<LocationId, u32> = Default::default();
+        for (_, n) in self.nodes() {
+            *holders.entry(n.location).or_default() += 1;
+            *holders.entry(n.rack).or_default() += 1;
+        }
+        for l in asks {
+            *holders.entry(l).or_default() += 1;
+        }
+        let held: std::collections::BTreeMap<LocationId, u32> =
+            self.locations.names.iter().map(|(&id, (_, refs))| (id, *refs)).collect();
+        check(out, || "names held, and by how many".to_string(), held, holders);
         let mut node_alloc = vec![Resource::none(); self.nodes.len()];
         let mut node_count = vec![0usize; self.nodes.len()];
         for c in self.containers.iter().filter(|c| c.alive) {

@@ -51,10 +51,15 @@ impl FairScheduler {
     }
 
     fn new_app(&mut self, name: &str, user: &str, unmanaged: bool, now: Millis) -> AppId {
-        let id = AppId(self.apps.len() as u32);
-        let yarn_id = ApplicationId { cluster_timestamp: self.cluster_timestamp, id: id.0 + 1 };
+        let seq = self.next_app_seq;
+        self.next_app_seq += 1;
+        let slot = self.free_apps.pop().unwrap_or(self.apps.len() as u32);
+        let id = AppId { seq, slot };
+        let yarn_id = ApplicationId { cluster_timestamp: self.cluster_timestamp, id: seq + 1 };
         self.counters.apps_submitted += 1;
-        self.apps.push(App {
+        let app = App {
+            id,
+            forgotten: false,
             name: name.to_string(),
             yarn_id,
             id_string: yarn_id.to_string(),
@@ -88,7 +93,11 @@ impl FairScheduler {
             next_starvation_check: 0,
             marked: 0,
             marked_resource: Resource::none(),
-        });
+        };
+        match self.apps.get_mut(slot as usize) {
+            Some(free) => *free = app,
+            None => self.apps.push(app),
+        }
         self.rank_app(id);
         id
     }
@@ -105,6 +114,7 @@ impl FairScheduler {
             return id;
         }
         self.apps[id.index()].queue = Some(queue);
+        self.q_mut(queue).app_refs += 1;
         self.touch_demand(id);
         match self.runnable_block(queue, user) {
             None => {
@@ -149,8 +159,65 @@ impl FairScheduler {
         &self.apps[id.index()]
     }
 
+    /// Every application not forgotten, in submission order.
     pub fn apps(&self) -> impl Iterator<Item = (AppId, &App)> {
-        self.apps.iter().enumerate().map(|(i, a)| (AppId(i as u32), a))
+        let mut held: Vec<(AppId, &App)> = self.apps.iter().filter(|a| !a.forgotten).map(|a| (a.id, a)).collect();
+        held.sort_unstable_by_key(|(id, _)| *id);
+        held.into_iter()
+    }
+
+    /// Drop every ask of `app`, letting go of the names its entries hold.
+    fn release_requests(&mut self, app: AppId) {
+        for e in std::mem::take(&mut self.apps[app.index()].requests) {
+            for l in e.locations.into_keys() {
+                self.cluster.locations.release(l);
+            }
+        }
+    }
+
+    /// Whether `id` names an application this scheduler holds (not one forgotten, whose
+    /// slot another may have taken).
+    pub fn holds(&self, id: AppId) -> bool {
+        self.apps.get(id.index()).is_some_and(|a| a.id == id && !a.forgotten)
+    }
+
+    /// Forget a finished or rejected application once its owner needs it no more: its slot
+    /// is free for the next submission, and nothing of it stays (an RM running for months
+    /// submits millions). Refused while it lives, holds containers, or its demand is still
+    /// counted (an update takes it out).
+    pub fn forget_app(&mut self, id: AppId) -> Result<(), SchedulerError> {
+        if !self.holds(id) {
+            return Err(SchedulerError::InvalidRequest(format!("no application {id:?} to forget")));
+        }
+        let a = &self.apps[id.index()];
+        if a.is_alive() || !a.live.is_empty() || a.marked > 0 || !a.reserved_nodes.is_empty() {
+            return Err(SchedulerError::AppNotAlive(format!("{} is not finished", a.name)));
+        }
+        if a.demand_dirty || a.demand_counted_in.is_some() {
+            return Err(SchedulerError::InvalidRequest(format!(
+                "{} still counts in its queue's demand until the next update",
+                a.name
+            )));
+        }
+        for list in &mut self.preempted_for {
+            list.retain(|(app, _)| *app != id);
+        }
+        if let Some(q) = self.apps[id.index()].queue {
+            self.q_mut(q).app_refs -= 1;
+            self.free_queue_if_unused(q);
+        }
+        let a = &mut self.apps[id.index()];
+        a.forgotten = true;
+        a.queue = None;
+        a.rejection = None;
+        for s in [&mut a.name, &mut a.id_string, &mut a.user] {
+            *s = String::new();
+        }
+        a.live = Default::default();
+        a.reserved_nodes = Vec::new();
+        self.release_requests(id);
+        self.free_apps.push(id.slot);
+        Ok(())
     }
 
     /// The largest container the app's queue allows: the scheduler maximum, capped by the
@@ -190,7 +257,8 @@ impl FairScheduler {
             }
         }
         for (ask, capability) in asks.iter().zip(capabilities) {
-            let location = (ask.resource_name != ANY).then(|| self.cluster.locations.intern(&ask.resource_name));
+            // A name already held by this entry is looked up; a new one is held (see below).
+            let location = (ask.resource_name != ANY).then(|| self.cluster.locations.get(&ask.resource_name));
             let a = &mut self.apps[app.index()];
             let index = match a.request_index(ask.priority, &capability) {
                 Some(i) => i,
@@ -224,7 +292,13 @@ impl FairScheduler {
                         a.pending.sub_assign(capability.times(-delta));
                     }
                 }
-                Some(l) => {
+                Some(Some(l)) if entry.locations.contains_key(&l) => {
+                    entry.locations.insert(l, value);
+                }
+                // The entry holds its name until it goes (allocated down to nothing, or
+                // the app finishes).
+                Some(_) => {
+                    let l = self.cluster.locations.hold(&ask.resource_name);
                     entry.locations.insert(l, value);
                 }
             }
@@ -287,9 +361,9 @@ impl FairScheduler {
         }
         let queue = self.apps[app.index()].queue.expect("an alive app has a queue");
         let was_runnable = self.remove_from_queue(app, queue);
+        self.release_requests(app);
         let a = &mut self.apps[app.index()];
         a.state = AppState::Finished;
-        a.requests.clear();
         a.pending = Resource::none();
         a.demand = Resource::none();
         a.fair_share = Resource::none();
@@ -381,6 +455,9 @@ impl FairScheduler {
         }
         self.charge_path(old, usage, false);
         self.apps[app.index()].queue = Some(target);
+        self.q_mut(old).app_refs -= 1;
+        self.q_mut(target).app_refs += 1;
+        self.free_queue_if_unused(old);
         self.charge_path(target, usage, true);
         if now_runnable {
             self.q_mut(target).runnable_apps.push(app);

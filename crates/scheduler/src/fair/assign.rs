@@ -235,7 +235,7 @@ impl FairScheduler {
                 let Some(key) = next else { break };
                 let member = Self::member_id(&key);
                 let r = if leaf {
-                    self.assign_app(AppId(member), node, now, out)
+                    self.assign_app(self.apps[member as usize].id, node, now, out)
                 } else {
                     self.assign_queue(QueueId(member), node, now, out)
                 };
@@ -557,11 +557,14 @@ impl FairScheduler {
             }
         }
         let (capability, priority) = (e.capability, e.priority);
+        // An entry allocated down to nothing goes, and lets go of its name.
+        let locations = &mut self.cluster.locations;
         let mut dec = |loc| {
             if let Some(ask) = e.locations.get_mut(&loc) {
                 ask.count -= 1;
                 if ask.count <= 0 {
                     e.locations.remove(&loc);
+                    locations.release(loc);
                 }
             }
         };

@@ -5,7 +5,7 @@ use fairloom_model::Resource;
 use super::state::AppState;
 use super::FairScheduler;
 use crate::audit::{check, Mismatch};
-use crate::ids::{AppId, QueueId};
+use crate::ids::QueueId;
 
 impl FairScheduler {
     /// Every mismatch between an incremental aggregate and its value recomputed from the
@@ -21,8 +21,8 @@ impl FairScheduler {
         let mut queue_usage = vec![Resource::none(); self.queues.len()];
         let mut queue_am = vec![Resource::none(); self.queues.len()];
         let mut queue_runnable = vec![0u32; self.queues.len()];
-        for (i, a) in self.apps.iter().enumerate() {
-            let id = AppId(i as u32);
+        for (i, a) in self.apps.iter().enumerate().filter(|(_, a)| !a.forgotten) {
+            let id = a.id;
             check(&mut out, || format!("app {} usage", a.name), a.usage, app_usage[i]);
             check(&mut out, || format!("app {} live containers", a.name), a.live.len(), app_count[i]);
             let listed = self.app_containers(id).filter(|c| self.cluster.containers[c.index()].app == id).count();
@@ -66,14 +66,30 @@ impl FairScheduler {
             check(&mut out, || format!("queue {} path max share bounded", q.name), q.path_bounded, path_bounded);
         }
         self.audit_order(&mut out);
-        self.cluster.audit(&mut out);
+        let asks = self.apps.iter().flat_map(|a| a.requests.iter().flat_map(|e| e.locations.keys().copied()));
+        self.cluster.audit(&mut out, asks);
         let mut user_runnable: std::collections::HashMap<&str, i32> = std::collections::HashMap::new();
         for a in self.apps.iter().filter(|a| a.runnable && a.is_alive()) {
             *user_runnable.entry(a.user.as_str()).or_default() += 1;
         }
+        let mut refs = vec![0u32; self.queues.len()];
+        for a in self.apps.iter().filter(|a| !a.forgotten) {
+            if let Some(q) = a.queue {
+                refs[q.index()] += 1;
+            }
+        }
+        for (q, n) in self.queues.iter().zip(refs) {
+            check(&mut out, || format!("queue {} applications naming it", q.name), q.app_refs, n);
+        }
+        for &slot in &self.free_queues {
+            let q = &self.queues[slot as usize];
+            check(&mut out, || format!("free queue slot {slot} unused"), q.removed && q.app_refs == 0, true);
+        }
         for (user, state) in &self.users {
             let runnable = user_runnable.get(user.as_str()).copied().unwrap_or(0);
             check(&mut out, || format!("user {user} runnable apps"), state.runnable, runnable);
+            let idle = state.runnable == 0 && state.waiting.is_empty();
+            check(&mut out, || format!("user {user} kept with nothing running or waiting"), idle, false);
         }
         out
     }

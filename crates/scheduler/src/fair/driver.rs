@@ -84,6 +84,27 @@ impl Scheduler for FairScheduler {
         FairScheduler::move_app(self, app, target).map(|_| ())
     }
 
+    fn forget_app(&mut self, app: AppId) -> Result<(), SchedulerError> {
+        FairScheduler::forget_app(self, app)
+    }
+
+    fn app_ids(&self) -> Vec<AppId> {
+        self.apps().map(|(id, _)| id).collect()
+    }
+
+    fn footprint(&self) -> Vec<(&'static str, usize)> {
+        let mut out = self.cluster.footprint();
+        out.extend([
+            ("app_slots", self.apps.len()),
+            ("apps_held", self.apps.len() - self.free_apps.len()),
+            ("queue_slots", self.queues.len()),
+            ("users", self.users.len()),
+            ("tie_ranks", self.tie_ranks.len()),
+            ("pending_kills", self.kills.len()),
+        ]);
+        out
+    }
+
     fn place_containers(
         &mut self,
         app: AppId,
@@ -131,7 +152,7 @@ impl Scheduler for FairScheduler {
     }
 
     fn app_count(&self) -> usize {
-        self.apps.len()
+        self.apps.len() - self.free_apps.len()
     }
 
     fn app_containers(&self, app: AppId) -> LiveIter<'_> {

@@ -228,7 +228,7 @@ impl FairScheduler {
             &self.cluster.total,
             self.types,
         )?;
-        Some(OrderKey::new(prim, sec, app.tie_rank, a.0))
+        Some(OrderKey::new(prim, sec, app.tie_rank, a.slot))
     }
 
     /// A member whose key cannot be totally ordered still has to be found by the walk (which
@@ -252,7 +252,7 @@ impl FairScheduler {
             Some(k) => Some(k),
             None => {
                 let tie = self.apps[a.index()].tie_rank;
-                Some(self.fallback_key(tie, a.0))
+                Some(self.fallback_key(tie, a.slot))
             }
         }
     }
@@ -279,7 +279,7 @@ impl FairScheduler {
     pub(crate) fn rank_app(&mut self, a: AppId) {
         let app = &self.apps[a.index()];
         let name = lexicographic_digits(u64::from(app.yarn_id.id));
-        match self.tie_ranks.add(app.start_time, name, a.0) {
+        match self.tie_ranks.add(app.start_time, name, a.slot) {
             Ranked::Rank(r) => self.apps[a.index()].tie_rank = r,
             Ranked::Respread => {
                 for (id, rank) in self.tie_ranks.iter() {
@@ -299,7 +299,7 @@ impl FairScheduler {
     pub(crate) fn unrank_app(&mut self, a: AppId) {
         let app = &self.apps[a.index()];
         debug_assert!(app.order_key.is_none(), "an app leaves its set before its rank goes");
-        self.tie_ranks.remove(app.start_time, lexicographic_digits(u64::from(app.yarn_id.id)), a.0);
+        self.tie_ranks.remove(app.start_time, lexicographic_digits(u64::from(app.yarn_id.id)), a.slot);
     }
 
     /// Take `a` out of its leaf's set (before it changes queue).
@@ -361,7 +361,7 @@ impl FairScheduler {
     /// higher id than its parent), each once.
     pub(crate) fn refresh_all_keys(&mut self) {
         for i in 0..self.apps.len() {
-            let a = AppId(i as u32);
+            let a = self.apps[i].id;
             let Some(leaf) = self.apps[i].queue else { continue };
             let desired = self.desired_app_key(a);
             let current = self.apps[i].order_key;

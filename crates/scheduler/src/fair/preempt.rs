@@ -17,6 +17,9 @@ pub const PREEMPTED: i32 = -102;
 pub struct PendingKill {
     pub at: Millis,
     pub container: ContainerId,
+    /// The slot's generation when it was marked: a container that ended and whose slot a
+    /// newer one took is not the one to kill.
+    pub generation: u32,
     /// Marked for fair-share starvation (else min-share).
     pub for_fair_share: bool,
 }
@@ -612,6 +615,7 @@ impl FairScheduler {
             self.kills.push(PendingKill {
                 at: now.saturating_add(self.props.wait_time_before_kill_ms),
                 container: c,
+                generation: self.cluster.container_gen[c.index()],
                 for_fair_share,
             });
         }
@@ -628,11 +632,11 @@ impl FairScheduler {
         self.kills = later;
         for k in due {
             let c = &self.cluster.containers[k.container.index()];
-            if !c.alive || !c.marked_for {
+            if !c.alive || !c.marked_for || self.cluster.container_gen[k.container.index()] != k.generation {
                 continue;
             }
             let (app, r) = (c.app, c.resource);
-            self.counters.decisions.killed(app, c.node, r);
+            self.counters.decisions.killed(app, self.cluster.nodes[c.node.index()].seq, r);
             self.finish_container(k.container, PREEMPTED);
             let a = &mut self.apps[app.index()];
             a.preempted += 1;

@@ -54,6 +54,7 @@ impl FairScheduler {
         if let Some(u) = self.users.get_mut(&user) {
             u.runnable -= 1;
         }
+        self.drop_idle_user(&user);
         self.shares_stale = true;
         let path: Vec<QueueId> = self.path_to_root(queue).collect();
         for q in path {
@@ -70,6 +71,15 @@ impl FairScheduler {
         let user = self.apps[app.index()].user.clone();
         if let Some(u) = self.users.get_mut(&user) {
             u.waiting.retain(|&a| a != app);
+        }
+        self.drop_idle_user(&user);
+    }
+
+    /// A user with nothing running or waiting is not kept (every user who ever submitted
+    /// would be, for the RM's life); absent reads as idle.
+    fn drop_idle_user(&mut self, user: &str) {
+        if self.users.get(user).is_some_and(|u| u.runnable == 0 && u.waiting.is_empty()) {
+            self.users.remove(user);
         }
     }
 

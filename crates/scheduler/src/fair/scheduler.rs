@@ -18,9 +18,16 @@ pub struct FairScheduler {
     pub(crate) alloc: AllocationFile,
     pub(crate) placement: Vec<RuleConfig>,
     pub(crate) types: usize,
+    /// By slot. A removed queue's slot is free for a new queue once no application names
+    /// it (dynamic queues come and go with their users for the RM's life).
     pub(crate) queues: Vec<super::state::Queue>,
+    pub(crate) free_queues: std::collections::BTreeSet<u32>,
     pub(crate) queue_index: HashMap<String, QueueId>,
+    /// Indexed by [`AppId::slot`]; a forgotten application's slot waits in `free_apps`.
     pub(crate) apps: Vec<App>,
+    pub(crate) free_apps: Vec<u32>,
+    /// The submission number of the next application.
+    pub(crate) next_app_seq: u32,
     pub(crate) cluster: Cluster,
     /// Per node: room being freed by preemption there, by the starved app it is for.
     pub(crate) preempted_for: Vec<Vec<(AppId, Resource)>>,
@@ -65,8 +72,11 @@ impl FairScheduler {
             placement,
             types,
             queues: Vec::new(),
+            free_queues: Default::default(),
             queue_index: HashMap::new(),
             apps: Vec::new(),
+            free_apps: Vec::new(),
+            next_app_seq: 0,
             cluster: Cluster::default(),
             preempted_for: Vec::new(),
             users: HashMap::new(),
@@ -145,7 +155,10 @@ impl FairScheduler {
 
     fn register_node(&mut self, name: &str, rack: Option<&str>, total: Resource) -> Result<NodeId, SchedulerError> {
         let id = self.cluster.register_node(name, rack, total, PartitionId::DEFAULT)?;
-        self.preempted_for.push(Vec::new());
+        match self.preempted_for.get_mut(id.index()) {
+            Some(list) => list.clear(),
+            None => self.preempted_for.push(Vec::new()),
+        }
         Ok(id)
     }
 
@@ -164,6 +177,7 @@ impl FairScheduler {
         if let Some(r) = self.cluster.nodes[node.index()].reservation {
             self.unreserve(r.app, node);
         }
+        self.preempted_for[node.index()] = Vec::new();
         self.cluster.deregister_node(node);
         self.recompute_steady_shares();
         self.cluster_changed();
@@ -233,7 +247,7 @@ impl FairScheduler {
     }
 
     pub fn nodes(&self) -> impl Iterator<Item = (NodeId, &Node)> {
-        self.cluster.nodes.iter().enumerate().filter(|(_, n)| !n.removed).map(|(i, n)| (NodeId(i as u32), n))
+        self.cluster.nodes()
     }
 
     pub fn location_name(&self, id: LocationId) -> &str {
@@ -317,8 +331,11 @@ impl Clone for FairScheduler {
             placement: self.placement.clone(),
             types: self.types,
             queues: self.queues.clone(),
+            free_queues: self.free_queues.clone(),
             queue_index: self.queue_index.clone(),
             apps: self.apps.clone(),
+            free_apps: self.free_apps.clone(),
+            next_app_seq: self.next_app_seq,
             cluster: self.cluster.clone(),
             preempted_for: self.preempted_for.clone(),
             users: self.users.clone(),

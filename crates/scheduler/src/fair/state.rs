@@ -42,6 +42,9 @@ pub struct QueueSettings {
 #[derive(Debug, Clone)]
 #[repr(C, align(64))]
 pub struct Queue {
+    /// Applications held (not forgotten) that name this queue as theirs: a removed queue's
+    /// slot is reused only once none does (finished ones read their queue's name through it).
+    pub app_refs: u32,
     /// Children (or, in a leaf, apps) with pending demand, in the policy's order.
     pub members: super::members::Members,
     /// This queue's key in its parent's `members`, while it is one.
@@ -149,6 +152,9 @@ impl RequestEntry {
 #[derive(Debug, Clone)]
 #[repr(C, align(64))]
 pub struct App {
+    pub id: AppId,
+    /// Forgotten by its owner: the slot is free (see [`FairScheduler::forget_app`]).
+    pub forgotten: bool,
     /// This app's key in its leaf's `members`, while it is one.
     pub order_key: Option<OrderKey>,
     pub usage: Resource,

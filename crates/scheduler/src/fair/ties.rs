@@ -36,6 +36,11 @@ pub enum Ranked {
 }
 
 impl TieRanks {
+    /// Live apps ranked.
+    pub fn len(&self) -> usize {
+        self.ranks.len()
+    }
+
     /// Rank a live app by its start time and id (`name`: the id in string order).
     pub fn add(&mut self, start: i64, name: u64, id: u32) -> Ranked {
         let tie = (start, name, id);

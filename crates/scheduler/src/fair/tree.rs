@@ -101,9 +101,14 @@ impl FairScheduler {
         dynamic: bool,
         policy: PolicyKind,
     ) -> QueueId {
-        let id = QueueId(self.queues.len() as u32);
+        // A free slot above the parent's, if there is one: a child's id is always above its
+        // parent's (the bottom-up passes walk the ids down).
+        let above = parent.map_or(0, |p| p.0 + 1);
+        let free = self.free_queues.range(above..).next().copied();
+        let id = QueueId(free.unwrap_or(self.queues.len() as u32));
         let settings = self.resolve_settings(name, parent, dynamic);
-        self.queues.push(Queue {
+        let queue = Queue {
+            app_refs: 0,
             name: name.to_string(),
             parent,
             children: Vec::new(),
@@ -131,7 +136,14 @@ impl FairScheduler {
             last_time_at_min_share: 0,
             share_signature: Vec::new(),
             demand_sum: Resource::none(),
-        });
+        };
+        match free {
+            Some(slot) => {
+                self.free_queues.remove(&slot);
+                self.queues[slot as usize] = queue;
+            }
+            None => self.queues.push(queue),
+        }
         let m = self.resolve_max_share(id);
         self.set_max_share(id, m);
         if let Some(p) = parent {
@@ -157,6 +169,20 @@ impl FairScheduler {
         self.q_mut(id).removed = true;
         if let Some(p) = self.q(id).parent {
             self.q_mut(p).children.retain(|&c| c != id);
+        }
+        self.free_queue_if_unused(id);
+    }
+
+    /// A removed queue no application names any more gives its slot up.
+    pub(crate) fn free_queue_if_unused(&mut self, id: QueueId) {
+        let q = self.q_mut(id);
+        if q.removed && q.app_refs == 0 {
+            // Nothing of it is read again: its lists go now, its slot at the next new queue.
+            q.members = Default::default();
+            q.runnable_apps = Vec::new();
+            q.non_runnable_apps = Vec::new();
+            q.share_signature = Vec::new();
+            self.free_queues.insert(id.0);
         }
     }
 
@@ -262,6 +288,8 @@ impl FairScheduler {
 
     /// Build or reshape the tree for a new allocation file (initial load and reloads).
     pub(crate) fn apply_allocation(&mut self, file: AllocationFile) {
+        // The warnings are this file's (they were every reload's, for the RM's life).
+        self.warnings.clear();
         self.alloc = file;
         // Policies of existing queues: all or nothing.
         let desired: Vec<(QueueId, PolicyKind)> = (0..self.queues.len())

@@ -179,7 +179,7 @@ impl FairScheduler {
         sig.extend(q.fair_share.to_array().iter().map(|&x| x as u64));
         if q.leaf {
             for &a in &q.runnable_apps {
-                sig.push(a.0 as u64);
+                sig.push(u64::from(a.seq));
                 sig.push(self.app_weight(a).to_bits() as u64);
                 sig.push(self.apps[a.index()].start_time as u64);
             }

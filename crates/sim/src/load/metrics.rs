@@ -7,7 +7,6 @@ use std::time::Instant;
 
 use fairloom_model::Resource;
 use fairloom_scheduler::driver::{AnyScheduler, AppState, Scheduler};
-use fairloom_scheduler::AppId;
 use serde_json::{json, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,8 +131,8 @@ impl Metrics {
                 valid_pending = true;
             }
         }
-        let running = (0..s.app_count() as u32)
-            .map(|i| s.app(AppId(i)))
+        let running = (s.app_ids().into_iter())
+            .map(|i| s.app(i))
             .filter(|a| a.state == AppState::Running)
             .map(|a| a.live_containers as u64)
             .sum();

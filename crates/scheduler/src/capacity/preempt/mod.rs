@@ -91,6 +91,13 @@ pub struct Monitor {
     pub last: BTreeMap<(String, PartitionId), (Resource, Resource)>,
 }
 
+impl Monitor {
+    /// Containers announced and waiting for their kill.
+    pub fn candidate_count(&self) -> usize {
+        self.candidates.len()
+    }
+}
+
 /// One queue in one partition, as the round computed it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueueRound {
@@ -316,7 +323,7 @@ impl CapacityScheduler {
     fn kill(&mut self, container: ContainerId) {
         let c = self.cluster.container(container);
         let (app, resource) = (c.app, c.resource);
-        self.counters.decisions.killed(app, c.node, resource);
+        self.counters.decisions.killed(app, self.cluster.node(c.node).seq, resource);
         self.finish_container(container, PREEMPTED);
         self.apps[app.index()].preempted += 1;
         self.monitor.counters.containers_killed += 1;

@@ -32,6 +32,11 @@ use fairloom_sim::load::{AppDef, NodeDef, SimOptions, Stage, TaskGroup, Workload
 
 use crate::outln;
 
+mod latency;
+mod soak;
+
+use latency::Latencies;
+
 #[derive(Args)]
 pub struct BenchRmArgs {
     /// Simulated NodeManagers.
@@ -59,6 +64,26 @@ pub struct BenchRmArgs {
     /// Print the figures as JSON.
     #[arg(long)]
     json: bool,
+    /// Run for this many minutes instead of `--seconds`, sampling the process's resident
+    /// memory and the RM's collections, and report each one's slope after the warm-up.
+    #[arg(long, value_name = "MINUTES")]
+    soak: Option<f64>,
+    /// Minutes of the soak left out of the slopes (at most half of it).
+    #[arg(long, value_name = "MINUTES", default_value_t = 10.0)]
+    warmup: f64,
+    /// Seconds between the soak's samples.
+    #[arg(long, default_value_t = 60)]
+    sample_seconds: u64,
+}
+
+impl BenchRmArgs {
+    /// How long to measure.
+    fn duration(&self) -> Duration {
+        match self.soak {
+            Some(m) => Duration::from_secs_f64(m.max(0.0) * 60.0),
+            None => Duration::from_secs(self.seconds),
+        }
+    }
 }
 
 /// The scheduler properties both runs share.
@@ -158,8 +183,8 @@ struct SimNode {
 
 struct Shared {
     nodes: Vec<Mutex<SimNode>>,
-    heartbeat_us: Mutex<Vec<u32>>,
-    rest_us: Mutex<Vec<u32>>,
+    heartbeat_us: Mutex<Latencies>,
+    rest_us: Mutex<Latencies>,
     heartbeats: AtomicU64,
     errors: AtomicU64,
     apps_finished: AtomicU64,
@@ -272,7 +297,7 @@ async fn nm(
         };
         if shared.measuring.load(Ordering::Relaxed) {
             let us = sent.elapsed().as_micros().min(u32::MAX as u128) as u32;
-            shared.heartbeat_us.lock().map_err(|_| anyhow!("poisoned"))?.push(us);
+            shared.heartbeat_us.lock().map_err(|_| anyhow!("poisoned"))?.record(us);
             shared.heartbeats.fetch_add(1, Ordering::Relaxed);
         }
         response_id = out.response_id;
@@ -392,7 +417,8 @@ async fn reader(shared: Arc<Shared>, web: SocketAddr) -> Result<()> {
         let t = Instant::now();
         let (s, _) = conn.call("GET", paths[k % paths.len()], b"", None).await?;
         if s == 200 && shared.measuring.load(Ordering::Relaxed) {
-            shared.rest_us.lock().map_err(|_| anyhow!("poisoned"))?.push(t.elapsed().as_micros() as u32);
+            let us = t.elapsed().as_micros().min(u32::MAX as u128) as u32;
+            shared.rest_us.lock().map_err(|_| anyhow!("poisoned"))?.record(us);
         }
         k += 1;
         tokio::time::sleep(Duration::from_millis(250)).await;
@@ -409,14 +435,6 @@ async fn scrape(web: SocketAddr) -> Result<HashMap<String, f64>> {
         .filter(|l| !l.starts_with('#'))
         .filter_map(|l| l.rsplit_once(' ').and_then(|(k, v)| Some((k.to_string(), v.parse().ok()?))))
         .collect())
-}
-
-fn percentile(v: &mut [u32], p: f64) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_unstable();
-    v[((v.len() - 1) as f64 * p).round() as usize] as f64 / 1000.0
 }
 
 fn cpu_seconds() -> f64 {
@@ -489,6 +507,15 @@ fn in_process(args: &BenchRmArgs, apps: usize) -> Result<(f64, f64)> {
 pub fn run(args: &BenchRmArgs) -> Result<ExitCode> {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let figures = rt.block_on(bench(args))?;
+    if args.soak.is_some() {
+        // A soak is about what stays; the in-process comparison is the short run's.
+        if args.json {
+            outln!("{}", serde_json::to_string_pretty(&figures)?);
+        } else {
+            soak::print_verdict(&figures["soak"]["verdict"]);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let allocations = figures["allocations"].as_f64().unwrap_or(0.0);
     let apps_total = figures["apps_submitted"].as_u64().unwrap_or(0) as usize;
     let (sim_cps, sim_walk_cps) = in_process(args, apps_total)?;
@@ -567,8 +594,8 @@ async fn bench(args: &BenchRmArgs) -> Result<Value> {
     let rm = fairloom_rm::start(conf).await.map_err(|e| anyhow!("{e}"))?;
     let shared = Arc::new(Shared {
         nodes: (0..args.nodes).map(|_| Mutex::new(SimNode::default())).collect(),
-        heartbeat_us: Mutex::new(Vec::new()),
-        rest_us: Mutex::new(Vec::new()),
+        heartbeat_us: Mutex::new(Latencies::default()),
+        rest_us: Mutex::new(Latencies::default()),
         heartbeats: AtomicU64::new(0),
         errors: AtomicU64::new(0),
         apps_finished: AtomicU64::new(0),
@@ -600,9 +627,25 @@ async fn bench(args: &BenchRmArgs) -> Result<Value> {
     let cpu0 = cpu_seconds();
     shared.measuring.store(true, Ordering::Relaxed);
     let started = Instant::now();
-    let end = started + Duration::from_secs(args.seconds);
+    let end = started + args.duration();
     let mut replaced = 0u64;
+    let every = Duration::from_secs(args.sample_seconds.max(1));
+    let (mut samples, mut next_sample, mut allocated_before) = (Vec::new(), started, 0.0);
+    if args.soak.is_some() && !args.json {
+        outln!("fairloom bench rm --soak: {} simulated NodeManagers, {} apps at once × {} containers of {} ms; a sample every {} s", args.nodes, args.apps, args.containers, args.task_ms, every.as_secs());
+    }
     while Instant::now() < end {
+        if args.soak.is_some() && Instant::now() >= next_sample {
+            next_sample += every;
+            let now = scrape(rm.webapp).await?;
+            let allocated = now.get("fairloom_scheduler_containers_allocated_total").copied().unwrap_or(0.0);
+            let s = soak::sample(started.elapsed().as_secs_f64() / 60.0, &now, allocated - allocated_before);
+            allocated_before = allocated;
+            if !args.json {
+                soak::print_sample(&s, every.as_secs_f64());
+            }
+            samples.push(s);
+        }
         tokio::time::sleep(Duration::from_millis(200)).await;
         let finished = shared.apps_finished.load(Ordering::Relaxed);
         if finished > replaced {
@@ -620,6 +663,11 @@ async fn bench(args: &BenchRmArgs) -> Result<Value> {
         t.abort();
     }
     rm.stop().await;
+    let soak = args.soak.map(|minutes| {
+        let warmup = args.warmup.clamp(0.0, minutes / 2.0);
+        let rows: Vec<Value> = samples.iter().map(|s| json!({ "minute": s.minute, "values": s.values })).collect();
+        json!({ "minutes": minutes, "samples": rows, "verdict": soak::verdict(&samples, warmup) })
+    });
     let delta = |k: &str| after.get(k).copied().unwrap_or(0.0) - before.get(k).copied().unwrap_or(0.0);
     let allocations = delta("fairloom_scheduler_containers_allocated_total");
     let busy = delta("fairloom_rm_loop_busy_seconds_total");
@@ -627,20 +675,20 @@ async fn bench(args: &BenchRmArgs) -> Result<Value> {
     // The scheduler's node walk inside the service (its phase timers, every phase).
     let walk: f64 =
         after.keys().filter(|k| k.starts_with("fairloom_scheduler_phase_seconds_total{")).map(|k| delta(k)).sum();
-    let mut hb = shared.heartbeat_us.lock().map_err(|_| anyhow!("poisoned"))?.clone();
-    let mut rest = shared.rest_us.lock().map_err(|_| anyhow!("poisoned"))?.clone();
+    let hb = shared.heartbeat_us.lock().map_err(|_| anyhow!("poisoned"))?;
+    let rest = shared.rest_us.lock().map_err(|_| anyhow!("poisoned"))?;
     Ok(json!({
         "nodes": args.nodes,
         "heartbeat_ms": args.heartbeat_ms,
         "seconds": secs,
         "heartbeats": shared.heartbeats.load(Ordering::Relaxed),
         "heartbeats_per_second": shared.heartbeats.load(Ordering::Relaxed) as f64 / secs,
-        "heartbeat_p50_ms": percentile(&mut hb, 0.50),
-        "heartbeat_p99_ms": percentile(&mut hb, 0.99),
-        "heartbeat_max_ms": percentile(&mut hb, 1.0),
+        "heartbeat_p50_ms": hb.percentile_ms(0.50),
+        "heartbeat_p99_ms": hb.percentile_ms(0.99),
+        "heartbeat_max_ms": hb.percentile_ms(1.0),
         "rest_reads": rest.len(),
-        "rest_p50_ms": percentile(&mut rest, 0.50),
-        "rest_p99_ms": percentile(&mut rest, 0.99),
+        "rest_p50_ms": rest.percentile_ms(0.50),
+        "rest_p99_ms": rest.percentile_ms(0.99),
         "errors": shared.errors.load(Ordering::Relaxed),
         "apps_submitted": submitted,
         "allocations": allocations,
@@ -652,5 +700,6 @@ async fn bench(args: &BenchRmArgs) -> Result<Value> {
         "service_walk_seconds": walk,
         "service_cps_walk": if walk > 0.0 { allocations / walk } else { 0.0 },
         "cpu_seconds": cpu,
+        "soak": soak,
     }))
 }
