@@ -83,3 +83,49 @@ fn nodes_that_left_are_kept_up_to_the_bound() {
     assert_eq!(s, 200);
     assert_eq!(nodes["nodes"]["node"].as_array().map(Vec::len), Some(2), "{nodes}");
 }
+
+#[test]
+fn a_finished_applications_exiting_am_ends_with_its_lost_node() {
+    // Its node's scheduler slot goes to the next node that registers: no record may still
+    // point at it.
+    let site =
+        [("yarn.resourcemanager.scheduler.class", FAIR), ("yarn.nm.liveness-monitor.expiry-interval-ms", "1500")];
+    let rm = start("bounded-exiting-am", &site, None);
+    rm.register_node("n1:1", 8192, 8);
+    let (s, id, body) = rm.submit("alice", "default", json!({}));
+    assert_eq!(s, 202, "{body}");
+    let am = rm.heartbeat_until_started("n1:1").pop().expect("the AM container is started");
+    let am_id = am.id().unwrap().container.to_string();
+    let (token, _) = rm.register_am(&id, &am);
+    let (s, out) = rm.am_call(
+        fairloom_protocol::paths::FINISH_AM,
+        &token,
+        json!({ "final_status": "SUCCEEDED", "diagnostics": "", "tracking_url": "" }),
+    );
+    assert_eq!(s, 200, "{out}");
+    // The AM's container is the RM's until it exits (YARN's AM-finishing wait); its node
+    // goes silent and is LOST first.
+    let text = rm.scrape_until("the exiting AM's container", |t| entries(t, "containers_live") == Some(1.0));
+    assert_eq!(entries(&text, "apps_live"), Some(0.0));
+    let text = rm.scrape_until("the node lost and its AM's container ended", |t| {
+        entries(t, "nodes_inactive") == Some(1.0) && entries(t, "containers_live") == Some(0.0)
+    });
+    assert_eq!(table(&text, "node_slots"), Some(1.0));
+    // A node in the freed slot reporting that container finds no record of it to end.
+    rm.register_node("n2:1", 8192, 8);
+    let done = fairloom_protocol::ContainerStatus {
+        container_id: am_id.clone(),
+        state: fairloom_protocol::ContainerState::Complete,
+        exit_status: 0,
+        diagnostics: String::new(),
+        resource: fairloom_protocol::Res::new(1024, 1),
+        priority: 0,
+        creation_time: 0,
+        finish_time: 0,
+    };
+    rm.heartbeat("n2:1", 1, vec![done]);
+    let text = rm.scrape_until("n2", |t| entries(t, "nodes") == Some(2.0));
+    assert_eq!(table(&text, "node_slots"), Some(1.0), "n2 took n1's slot");
+    assert_eq!(entries(&text, "containers_live"), Some(0.0));
+    assert_eq!(rm.app(&id).1["app"]["finalStatus"], "SUCCEEDED");
+}

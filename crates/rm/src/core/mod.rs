@@ -557,6 +557,7 @@ impl Core {
             self.expire_awaited(now);
             self.expire_attempts(now);
             self.stop_finished_ams(now);
+            self.forget_inactive_nodes();
             let apps = &self.apps;
             self.ended.retain(|id, _| apps.get(id).is_some_and(|a| !a.state.is_final()));
         }

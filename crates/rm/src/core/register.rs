@@ -281,12 +281,20 @@ impl Core {
         self.sched.remove_node(sched);
         self.node_changed(id);
         self.sweep_ended(now);
-        self.forget_inactive_nodes();
+        // The scheduler's slot of this node goes to the next node that registers: a finished
+        // application's AM container, exiting here and no longer the scheduler's, ends now,
+        // or the next node in that slot could speak for it.
+        let exiting: Vec<String> =
+            self.containers.values().filter(|c| c.slot.is_none() && c.node == id).map(|c| c.id.clone()).collect();
+        for c in exiting {
+            let why = format!("Container of a finished application lost with its node {id}");
+            self.end_container(&c, fairloom_model::exit::ABORTED, &why);
+        }
     }
 
     /// Keep at most `max-inactive-nodes` nodes that left: the longest silent go first (their
     /// id the tie-break), as the oldest finished applications do.
-    fn forget_inactive_nodes(&mut self) {
+    pub(super) fn forget_inactive_nodes(&mut self) {
         let mut inactive: Vec<(Millis, &str)> = self
             .nodes
             .values()

@@ -412,7 +412,9 @@ impl FairScheduler {
     /// hides `*` and its hosts. Every key with an outstanding ask at any level counts, also
     /// one without a `*` ask: YARN walks all of an app's requests, so an AM asking 1 GB on a
     /// host and 10 GB anywhere has its host request served on its own. Hosts come first,
-    /// then racks, then `*` (YARN's order here is a hash map's).
+    /// then racks, then `*` (YARN's order here is a hash map's; here it is the order in which
+    /// each name came to be held, which for a live node's host is its registration, or an
+    /// earlier ask naming it).
     fn starved_requests(&self, app: AppId) -> Vec<StarvedRequest> {
         let mut out = Vec::new();
         let all: Vec<NodeId> = self.cluster.nodes().map(|(id, _)| id).collect();

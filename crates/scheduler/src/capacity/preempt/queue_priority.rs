@@ -119,7 +119,9 @@ pub fn select(s: &CapacityScheduler, snap: &Snapshot, taker: &mut Taker<'_>, sel
         return;
     }
     merge_sort(&mut held, &|a: &Held, b: &Held| {
-        ranks.compare((a.leaf, a.since as u64), (b.leaf, b.since as u64)).then(a.node.cmp(&b.node))
+        // Ties in registration order (node slots are reused; their order is not the nodes').
+        let seq = |h: &Held| s.cluster.node(h.node).seq;
+        ranks.compare((a.leaf, a.since as u64), (b.leaf, b.since as u64)).then(seq(a).cmp(&seq(b)))
     });
     let mut running: BTreeMap<NodeId, Vec<(Candidate, QueueId)>> = held.iter().map(|h| (h.node, Vec::new())).collect();
     for &leaf in &snap.leaves {
