@@ -53,7 +53,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Replay scenario files (specs/scenario-format.md).
+    /// Replay scenario files (the format: docs/scenario-format.md).
     Scenario {
         #[command(subcommand)]
         command: ScenarioCommand,

@@ -391,7 +391,7 @@ pub fn run_am(args: &ShellAmArgs) -> Result<ExitCode> {
                 containers: vec![StartContainer {
                     token,
                     launch: LaunchContext {
-                        commands: vec![format!("{command} 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr")],
+                        commands: vec![redirected(&command)],
                         environment: Vec::new(),
                         local_resources: Vec::new(),
                     },
@@ -477,4 +477,32 @@ pub fn run_am(args: &ShellAmArgs) -> Result<ExitCode> {
     let fin = FinishAmRequest { final_status: status, diagnostics, tracking_url: String::new() };
     let _: fairloom_protocol::am::FinishAmResponse = client.post(paths::FINISH_AM, &fin)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The user's command with all of its output in the container's log files: the whole command
+/// is one subshell, so a list (`a; b >&2; c`) does not hand the redirection to its last
+/// command alone, which truncated what the others wrote. The newlines keep a trailing `#`
+/// comment from swallowing the closing parenthesis, and a command opening with `(` from
+/// making `((`.
+fn redirected(command: &str) -> String {
+    format!("(\n{command}\n) 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redirected;
+
+    #[test]
+    fn every_command_of_a_list_writes_to_the_log_files() {
+        let dir = std::env::temp_dir().join(format!("fairloom-shell-redirect-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for command in ["echo a; echo b >&2; echo c # a comment", "(echo a); echo c; echo b 1>&2"] {
+            let line = redirected(command).replace("<LOG_DIR>", dir.to_str().unwrap());
+            let status = std::process::Command::new("/bin/bash").arg("-c").arg(&line).status().unwrap();
+            assert!(status.success(), "{line}");
+            let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+            assert_eq!((read("stdout"), read("stderr")), ("a\nc\n".to_string(), "b\n".to_string()), "{command}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

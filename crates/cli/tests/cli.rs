@@ -226,3 +226,19 @@ fn am_plan_reproduces_the_worked_example() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("line 2"), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+#[test]
+fn daemons_refuse_a_configuration_directory_that_is_not_there() {
+    // Each would otherwise start on every default (and, for an RM, take ports a real one uses).
+    let state = std::env::temp_dir().join(format!("fairloom-cli-noconf-{}", std::process::id()));
+    let state = state.to_str().unwrap();
+    let runs: [&[&str]; 3] = [&["rm"], &["nm", "--rm", "127.0.0.1:1", "--dir", state], &["up", "--dir", state]];
+    for args in runs {
+        let daemon = args[0];
+        let o = fairloom(&[args, &["--conf", "/no/such/fairloom-conf"]].concat());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{daemon}: {err}");
+        assert!(err.contains("/no/such/fairloom-conf: no such configuration directory"), "{daemon}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(state);
+}

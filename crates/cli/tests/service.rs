@@ -17,7 +17,10 @@ fn a_shell_app_runs_its_command_in_every_container_and_succeeds() {
     let _nm1 = start_nm(&c, &dir.0, "nm1", "4096 mb, 4 vcores");
     let _nm2 = start_nm(&c, &dir.0, "nm2", "4096 mb, 4 vcores");
     wait_nodes(&c, 2);
-    let mut s = shell(&c, &["--num-containers", "4", "--", "echo hello from $CONTAINER_ID"]);
+    // A list with output on both streams: all of it lands in the log files (the redirection
+    // once went to the last command of the list alone).
+    let command = "echo hello from $CONTAINER_ID; echo to stderr >&2; echo done";
+    let mut s = shell(&c, &["--num-containers", "4", "--", command]);
     let id = submitted_id(&mut s);
     let (code, out) = s.finish(Duration::from_secs(60));
     assert_eq!(code, Some(0), "{out:?}");
@@ -27,19 +30,28 @@ fn a_shell_app_runs_its_command_in_every_container_and_succeeds() {
     assert_eq!(a["finalStatus"], "SUCCEEDED");
     assert_eq!(a["user"], "alice");
     assert_eq!(a["queue"], "root.default");
-    // Every container wrote its own id to its stdout under the node's log dir.
-    let mut said = Vec::new();
+    // Every container wrote its own id and then "done" to its stdout under the node's log dir,
+    // and a line to its stderr.
+    let (mut said, mut errors) = (Vec::new(), Vec::new());
     for nm in ["nm1", "nm2"] {
         let logs = dir.0.join(nm).join("userlogs").join(&id);
         for entry in std::fs::read_dir(&logs).into_iter().flatten().flatten() {
-            if let Ok(text) = std::fs::read_to_string(entry.path().join("stdout")) {
-                said.extend(text.lines().map(str::to_string));
+            if entry.file_name().to_string_lossy().ends_with("_000001") {
+                continue; // the AM's
             }
+            if let Ok(text) = std::fs::read_to_string(entry.path().join("stdout")) {
+                let lines: Vec<&str> = text.lines().collect();
+                assert_eq!(lines.len(), 2, "{text:?}");
+                assert_eq!(lines[1], "done");
+                said.push(lines[0].to_string());
+            }
+            errors.push(std::fs::read_to_string(entry.path().join("stderr")).unwrap_or_default());
         }
     }
     said.sort();
     assert_eq!(said.len(), 4, "{said:?}");
     assert!(said.iter().all(|l| l.starts_with("hello from container_") && l.contains(&id[12..])), "{said:?}");
+    assert_eq!(errors, vec!["to stderr\n"; 4]);
     let attempts = get(&format!("http://{}/ws/v1/cluster/apps/{id}/appattempts", c.web)).unwrap();
     assert_eq!(attempts["appAttempts"]["appAttempt"].as_array().unwrap().len(), 1);
 }

@@ -61,8 +61,21 @@ pub enum ConfError {
     Key { key: String, message: String },
 }
 
-/// `DIR/yarn-site.xml`'s properties; none when the file is absent.
+/// `DIR/yarn-site.xml`'s properties; none when the file is absent. A directory that does not
+/// exist is an error: a mistyped `--conf` must not start a daemon on every default.
 pub fn read_site(dir: &Path) -> Result<Properties, ConfError> {
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(ConfError::File { file: dir.display().to_string(), message: "not a directory".into() }),
+        Err(e) => {
+            let message = if e.kind() == std::io::ErrorKind::NotFound {
+                "no such configuration directory".to_string()
+            } else {
+                e.to_string()
+            };
+            return Err(ConfError::File { file: dir.display().to_string(), message });
+        }
+    }
     let path = dir.join("yarn-site.xml");
     let file = || path.display().to_string();
     match std::fs::read_to_string(&path) {
@@ -275,8 +288,13 @@ impl RmConf {
             SchedulerKind::Capacity => "capacity-scheduler.xml".to_string(),
         };
         let path = dir.join(&file_name);
+        // The default file may be absent (every queue default); one named explicitly may not.
+        let named = scheduler == SchedulerKind::Fair && site.contains_key(keys::FAIR_ALLOCATION_FILE);
         let scheduler_file = match std::fs::read_to_string(&path) {
             Ok(text) => Some((path.display().to_string(), text)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && named => {
+                return Err(bad(keys::FAIR_ALLOCATION_FILE, format!("{} does not exist", path.display())));
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(ConfError::File { file: path.display().to_string(), message: e.to_string() }),
         };
@@ -339,6 +357,30 @@ mod tests {
 
     fn site(pairs: &[(&str, &str)]) -> Properties {
         pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn a_configuration_directory_or_named_file_that_is_not_there_is_an_error() {
+        let e = RmConf::from_dir(Path::new("/no/such/dir")).unwrap_err().to_string();
+        assert_eq!(e, "/no/such/dir: no such configuration directory");
+        let dir = std::env::temp_dir().join(format!("fairloom-conf-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("yarn-site.xml");
+        std::fs::write(&file, "<configuration/>").unwrap();
+        let e = RmConf::from_dir(&file).unwrap_err().to_string();
+        assert!(e.ends_with("yarn-site.xml: not a directory"), "{e}");
+        // A directory without yarn-site.xml or the default allocation file: every default.
+        std::fs::remove_file(&file).unwrap();
+        assert!(RmConf::from_dir(&dir).is_ok());
+        let named = site(&[(keys::SCHEDULER_CLASS, FAIR_CLASS), (keys::FAIR_ALLOCATION_FILE, "pools.xml")]);
+        let e = RmConf::from_site(named.clone(), &dir).unwrap_err().to_string();
+        assert!(
+            e.starts_with("yarn.scheduler.fair.allocation.file: ") && e.ends_with("pools.xml does not exist"),
+            "{e}"
+        );
+        std::fs::write(dir.join("pools.xml"), "<allocations/>").unwrap();
+        assert!(RmConf::from_site(named, &dir).is_ok());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

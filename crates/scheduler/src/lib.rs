@@ -2,7 +2,7 @@
 //! exactly, without threads, clocks or I/O. Events and `now` go in; decisions and read-only
 //! views come out.
 //!
-//! The layout follows shared/DESIGN.md: [`cluster`] holds what both schedulers share (nodes,
+//! The layout (docs/development.md, "Architecture"): [`cluster`] holds what both schedulers share (nodes,
 //! partitions, containers), [`fair`] and [`capacity`] are the two schedulers, and [`driver`]
 //! is the one interface the scenario runner, the simulator and the service call. Ordering is
 //! total everywhere (ties break by start time, then by id), so the same events always give

@@ -1,4 +1,4 @@
-//! The RM's web UI, server-rendered in YARN's layout (yarn-interfaces.md §3.3): every page
+//! The RM's web UI, server-rendered in YARN's layout (docs/operators.md, "Web UI"): every page
 //! opens with the cluster, node and scheduler metrics tables; `/cluster/scheduler` draws the
 //! queue tree with share bars and each queue's status block; `/cluster/apps`, `/cluster/app/ID`
 //! (with why it waits) and `/cluster/nodes`. No external assets: the pages work offline and

@@ -1,5 +1,5 @@
 //! The orders the allocation walk reads, kept up to date instead of sorted at each visit
-//! (shared/DESIGN.md, "Fast by construction"). Per parent and partition: the children with
+//! (docs/capacity.md, "Speed"). Per parent and partition: the children with
 //! pending demand there, by the parent's ordering policy; per leaf and partition: the
 //! activated applications with pending demand there, by the leaf's ordering policy. A change
 //! of usage or pending re-keys the queues on one leaf-to-root path and the one application.

@@ -1,4 +1,4 @@
-//! Fair Scheduler preemption, as YARN does it since 2.9 (SEMANTICS §7): starvation per app
+//! Fair Scheduler preemption, as YARN does it since 2.9 (docs/preemption.md): starvation per app
 //! (fair share) and per leaf (min share, attributed to apps), victims found on one node per
 //! starved container, marked, killed after `waitTimeBeforeKill`, and the freed room offered
 //! to the starved app first. Everything runs inside `update(now)`: no thread, no timer.
@@ -292,7 +292,7 @@ impl FairScheduler {
             let app = &self.apps[a.index()];
             let mut share = app.demand.saturating_sub(app.usage).sub_non_negative(app.fairshare_starvation);
             // YARN's quirk, kept: an app wanting more than the remaining deficit is credited
-            // its want less the deficit (SEMANTICS §7.4).
+            // its want less the deficit (YARN's FSLeafQueue.updateStarvedAppsMinshare).
             if calc.compare(&self.cluster.total, &share, &pending, self.types).is_gt() {
                 share = share.sub_non_negative(pending);
                 pending = Resource::none();
@@ -630,8 +630,16 @@ impl FairScheduler {
 
     /// Kill the marked containers whose wait has expired (in marking order).
     pub(crate) fn run_kills(&mut self, now: Millis) {
-        let (due, later): (Vec<PendingKill>, Vec<PendingKill>) = self.kills.drain(..).partition(|k| k.at <= now);
-        self.kills = later;
+        // In place: the waiting kills stay where they are (a partition into two new lists
+        // moved every one of them at every update).
+        let mut due = Vec::new();
+        self.kills.retain(|k| {
+            let now_due = k.at <= now;
+            if now_due {
+                due.push(*k);
+            }
+            !now_due
+        });
         for k in due {
             let c = &self.cluster.containers[k.container.index()];
             if !c.alive || !c.marked_for || self.cluster.container_gen[k.container.index()] != k.generation {

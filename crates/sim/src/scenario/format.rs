@@ -1,4 +1,4 @@
-//! The scenario document (specs/scenario-format.md, version 1) and its steps.
+//! The scenario document (docs/scenario-format.md, version 1) and its steps.
 
 use std::collections::BTreeMap;
 use std::fmt;

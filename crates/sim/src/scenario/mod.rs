@@ -1,5 +1,5 @@
 //! The scenario runner: `fairloom scenario run|check` over the format of
-//! specs/scenario-format.md.
+//! docs/scenario-format.md.
 
 mod expect;
 mod format;

@@ -1,4 +1,4 @@
-//! Choosing containers (SEMANTICS §5): the FIFO selector takes, per preemptable leaf,
+//! Choosing containers (docs/capacity.md, "Proportional preemption"): the FIFO selector takes, per preemptable leaf,
 //! ignore-exclusivity containers first, then applications in reverse ordering-policy order
 //! (their reservations, then live containers by priority and age, AM containers set
 //! aside), then the set-aside AM containers while the queue keeps more AM resource than

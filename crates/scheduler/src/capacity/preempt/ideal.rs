@@ -1,4 +1,4 @@
-//! The ideal assignment (SEMANTICS §2–§4): extras bottom-up, then top-down each parent's
+//! The ideal assignment (docs/capacity.md, "Proportional preemption"): extras bottom-up, then top-down each parent's
 //! ideal shared among its children by a fixpoint that favours the most under-served
 //! (ideal over guarantee, queue priority where the parent orders by it), each child's
 //! to-preempt against its floor, scaled to the round's budget; finally each leaf's

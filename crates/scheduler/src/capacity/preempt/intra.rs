@@ -1,4 +1,4 @@
-//! Intra-queue preemption (SEMANTICS §10): inside an under-served leaf, applications of
+//! Intra-queue preemption (docs/capacity.md, "Proportional preemption"): inside an under-served leaf, applications of
 //! higher priority (or users below their user limit) take from lower-priority applications
 //! (or users above their limit), within `max-allowable-limit` of the guarantee. AM
 //! containers are never taken.

@@ -1,5 +1,5 @@
 //! `ProportionalCapacityPreemptionPolicy`, one round per `update` when the monitor is on
-//! (shared/reference/capacity/SEMANTICS.md): a snapshot of the queues per partition, the
+//! (docs/capacity.md, "Proportional preemption"): a snapshot of the queues per partition, the
 //! selectors in YARN's order (reserved containers, FIFO, balance after satisfied,
 //! intra-queue), then each selected container is announced the first time, killed once
 //! its selector's wait has passed since, and forgotten after twice the wait. The round

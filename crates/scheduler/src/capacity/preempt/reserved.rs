@@ -1,4 +1,4 @@
-//! The reserved-container selector (SEMANTICS §8): for nodes holding a reservation that
+//! The reserved-container selector (docs/capacity.md, "Proportional preemption"): for nodes holding a reservation that
 //! preemption could make fit, take the node's newest non-AM containers within their
 //! queues' to-obtain, cheapest nodes first (least taken per reserved resource).
 
