@@ -368,17 +368,21 @@ pub struct Core {
     /// [`MAX_RESERVED_IDS`], the oldest forgotten first (a caller that never submits must not
     /// grow the RM).
     reserved_ids: std::collections::BTreeSet<ApplicationId>,
+    /// Live applications and at most `max-completed-applications` finished ones.
     pub apps: BTreeMap<ApplicationId, RmApp>,
+    /// The scheduler's applications of live attempts (an ended attempt's is retired).
     by_sched: HashMap<AppId, ApplicationId>,
     /// Scheduler applications the RM is done with: forgotten after the next update has
     /// taken their demand out (bounded by the applications ending between two updates).
     retired: Vec<AppId>,
+    /// Live containers (bounded by what the nodes hold).
     pub containers: LiveContainers,
     /// Containers of unfinished applications that ended in this RM's life, by application:
     /// a node registering with one is not given it back. Dropped when the application
     /// finishes (its containers are refused then anyway), so the set does not grow with the
     /// RM's uptime.
     ended: HashMap<ApplicationId, HashSet<fairloom_model::ContainerId>>,
+    /// Registered nodes and at most `max-inactive-nodes` that left.
     pub nodes: NodeTable,
     /// After a restart: nodes the running attempts' AMs were on that have not registered
     /// yet, since when they are awaited (bounded by the nodes of the recovered attempts).
@@ -407,7 +411,8 @@ pub struct Core {
     min_allocation: Res,
     /// The loop's latest `now` (for elapsed times in views).
     pub now: Millis,
-    /// YARN's cumulative QueueMetrics counters, by leaf queue (since this RM started).
+    /// YARN's cumulative QueueMetrics counters, by leaf queue (since this RM started): one
+    /// per leaf ever used, as YARN keeps them.
     pub queue_counts: BTreeMap<String, QueueCounts>,
 }
 

@@ -166,6 +166,7 @@ pub struct Cluster {
     /// Per slot: moves on when its container ends (see `live`).
     pub container_gen: Vec<u32>,
     pub(crate) locations: Locations,
+    /// Live nodes per rack (a rack goes with its last node).
     pub(crate) rack_sizes: HashMap<LocationId, u32>,
     /// Σ of the live nodes' resources, all partitions.
     pub total: Resource,

@@ -31,6 +31,7 @@ pub struct FairScheduler {
     pub(crate) cluster: Cluster,
     /// Per node: room being freed by preemption there, by the starved app it is for.
     pub(crate) preempted_for: Vec<Vec<(AppId, Resource)>>,
+    /// Users with an application running or waiting (an idle one is dropped).
     pub(crate) users: HashMap<String, UserRunState>,
     pub(crate) groups: BTreeMap<String, Vec<String>>,
     pub(crate) cluster_timestamp: i64,
