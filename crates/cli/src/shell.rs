@@ -286,6 +286,8 @@ fn need_env(name: &str) -> Result<String> {
 /// How the AM's containers ended so far.
 #[derive(Default)]
 struct Tally {
+    /// Containers the RM gave (DistributedShell's numAllocatedContainers).
+    allocated: u32,
     succeeded: u32,
     failed: Vec<(String, i32)>,
 }
@@ -374,6 +376,7 @@ pub fn run_am(args: &ShellAmArgs) -> Result<ExitCode> {
             nm_tokens.insert(t.node_id, t.token);
         }
         let mut extra = Vec::new();
+        tally.allocated += resp.allocated.len() as u32;
         for c in resp.allocated {
             let done = tally.succeeded + tally.failed.len() as u32;
             let wanted = (launched.len() as u32) + done < n;
@@ -459,16 +462,19 @@ pub fn run_am(args: &ShellAmArgs) -> Result<ExitCode> {
     }
     // Stop anything still running (there should be nothing).
     stop_all(&stop_agent, &launched, &nm_tokens);
+    // As YARN's DistributedShell: no message on success; on failure its line (completed
+    // counts the failed ones too), then which containers exited with what.
     let (status, diagnostics) = if tally.failed.is_empty() {
-        (FinalStatus::Succeeded, format!("Diagnostics., total={n}, completed={}, failed=0", tally.succeeded))
+        (FinalStatus::Succeeded, String::new())
     } else {
         let codes: Vec<String> = tally.failed.iter().map(|(c, code)| format!("{c} exited with {code}")).collect();
+        let failed = tally.failed.len();
         (
             FinalStatus::Failed,
             format!(
-                "Diagnostics., total={n}, completed={}, failed={}; {}",
-                tally.succeeded,
-                tally.failed.len(),
+                "Diagnostics., total={n}, completed={}, allocated={}, failed={failed}; {}",
+                tally.succeeded as usize + failed,
+                tally.allocated,
                 codes.join("; ")
             ),
         )

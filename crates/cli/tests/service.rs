@@ -28,6 +28,7 @@ fn a_shell_app_runs_its_command_in_every_container_and_succeeds() {
     let a = app(&c, &id);
     assert_eq!(a["state"], "FINISHED");
     assert_eq!(a["finalStatus"], "SUCCEEDED");
+    assert_eq!(a["diagnostics"], "", "DistributedShell unregisters a success with no message");
     assert_eq!(a["user"], "alice");
     assert_eq!(a["queue"], "root.default");
     // Every container wrote its own id and then "done" to its stdout under the node's log dir,
@@ -91,7 +92,9 @@ fn a_failing_command_fails_the_app_with_the_exit_codes() {
     assert_eq!(a["state"], "FINISHED");
     assert_eq!(a["finalStatus"], "FAILED");
     let d = a["diagnostics"].as_str().unwrap();
-    assert!(d.contains("failed=2") && d.contains("exited with 3"), "{d}");
+    // DistributedShell's own line, then the exit codes.
+    assert!(d.starts_with("Diagnostics., total=2, completed=2, allocated=2, failed=2; "), "{d}");
+    assert!(d.contains("exited with 3"), "{d}");
     // The NodeManager's metrics: the AM and the two containers launched, the two failed.
     let http = get(&format!("http://{}/ws/v1/cluster/nodes", c.web)).unwrap()["nodes"]["node"][0]["nodeHTTPAddress"]
         .as_str()
