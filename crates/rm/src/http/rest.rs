@@ -123,19 +123,36 @@ fn list(q: &HashMap<String, String>, key: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn time_param(q: &HashMap<String, String>, key: &str) -> Result<Option<i64>, RmError> {
-    match q.get(key) {
-        None => Ok(None),
-        Some(v) => {
-            let t: i64 =
-                v.trim().parse().map_err(|_| RmError::bad_request(format!("{key} must be a number, got '{v}'")))?;
-            if t < 0 {
-                return Err(RmError::bad_request(format!("{key} must be greater than 0")));
-            }
-            Ok(Some(t))
+/// A query value, absent when empty: YARN's ApplicationsRequestBuilder ignores `user=`,
+/// `queue=`, `limit=` and the time filters given empty.
+fn given<'a>(q: &'a HashMap<String, String>, key: &str) -> Option<&'a str> {
+    q.get(key).map(String::as_str).filter(|v| !v.is_empty())
+}
+
+/// A number parameter as YARN reads it (`Long.parseLong`, no spaces), with its message.
+fn long_param(q: &HashMap<String, String>, key: &str) -> Result<Option<i64>, RmError> {
+    given(q, key)
+        .map(|v| v.parse::<i64>().map_err(|_| RmError::bad_request(format!("{key} value must be a number!"))))
+        .transpose()
+}
+
+/// A time range: each end not negative, the beginning not after the end. `names`: the two
+/// ends, then the beginning as the order message names it (YARN says `startTimeBegin` there,
+/// and `finishTime…` for the finish range throughout).
+fn time_range(begin: Option<i64>, end: Option<i64>, names: [&str; 3]) -> Result<(), RmError> {
+    for (t, name) in [(begin, names[0]), (end, names[1])] {
+        if t.is_some_and(|t| t < 0) {
+            return Err(RmError::bad_request(format!("{name} must be greater than 0")));
         }
     }
+    if begin.unwrap_or(0) > end.unwrap_or(i64::MAX) {
+        return Err(RmError::bad_request(format!("{} must be greater than {}", names[1], names[2])));
+    }
+    Ok(())
 }
+
+/// YARN's FinalApplicationStatus names, as `valueOf` takes them (exact case).
+const FINAL_STATUSES: [&str; 4] = ["UNDEFINED", "SUCCEEDED", "FAILED", "KILLED"];
 
 fn parse_states(q: &HashMap<String, String>) -> Result<Vec<AppState>, RmError> {
     let mut names = list(q, "states");
@@ -158,26 +175,29 @@ fn queue_matches(app_queue: &str, wanted: &str) -> bool {
 
 async fn apps(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>, reader: Reader) -> R {
     let states = parse_states(&q)?;
-    let final_status = q.get("finalStatus").map(|s| s.to_ascii_uppercase());
-    let limit: Option<usize> = match q.get("limit") {
-        Some(v) => Some(v.parse().map_err(|_| RmError::bad_request(format!("limit must be a number, got '{v}'")))?),
-        None => None,
-    };
-    let (sb, se) = (time_param(&q, "startedTimeBegin")?, time_param(&q, "startedTimeEnd")?);
-    let (fb, fe) = (time_param(&q, "finishedTimeBegin")?, time_param(&q, "finishedTimeEnd")?);
-    if let (Some(b), Some(e)) = (sb, se) {
-        if b > e {
-            return Err(RmError::bad_request("startedTimeEnd must be greater than startTimeBegin"));
-        }
+    let final_status = given(&q, "finalStatus");
+    if let Some(f) = final_status.filter(|f| !FINAL_STATUSES.contains(f)) {
+        return Err(RmError::bad_request(format!(
+            "No enum constant org.apache.hadoop.yarn.api.records.FinalApplicationStatus.{f}"
+        )));
     }
+    let limit = long_param(&q, "limit")?;
+    if limit.is_some_and(|l| l <= 0) {
+        return Err(RmError::bad_request("limit value must be greater then 0"));
+    }
+    let (sb, se) = (long_param(&q, "startedTimeBegin")?, long_param(&q, "startedTimeEnd")?);
+    let (fb, fe) = (long_param(&q, "finishedTimeBegin")?, long_param(&q, "finishedTimeEnd")?);
+    time_range(sb, se, ["startedTimeBegin", "startedTimeEnd", "startTimeBegin"])?;
+    time_range(fb, fe, ["finishTimeBegin", "finishTimeEnd", "finishTimeBegin"])?;
+    let (user, queue) = (given(&q, "user"), given(&q, "queue"));
     let types: Vec<String> = list(&q, "applicationTypes").into_iter().map(|t| t.to_ascii_lowercase()).collect();
     let tags = list(&q, "applicationTags");
     let snap = ctx.rm.snapshot();
     let keep = |a: &&std::sync::Arc<AppSnap>| {
         (states.is_empty() || states.contains(&a.state))
-            && final_status.as_deref().is_none_or(|f| f == a.final_status)
-            && q.get("user").is_none_or(|u| u == &a.user)
-            && q.get("queue").is_none_or(|w| queue_matches(&a.queue, w))
+            && final_status.is_none_or(|f| f == a.final_status)
+            && user.is_none_or(|u| u == a.user)
+            && queue.is_none_or(|w| queue_matches(&a.queue, w))
             && q.get("name").is_none_or(|n| n == &a.name)
             && sb.is_none_or(|b| a.started >= b)
             && se.is_none_or(|e| a.started <= e)
@@ -187,8 +207,13 @@ async fn apps(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>, 
             && (tags.is_empty() || tags.iter().any(|t| a.tags.contains(t)))
     };
     let hidden = ctx.rm.hidden_from(&snap, reader.0.as_deref()).await?;
-    let chosen: Vec<Cow<Value>> =
-        snap.apps.iter().filter(keep).take(limit.unwrap_or(usize::MAX)).map(|a| a.info_for(&hidden)).collect();
+    let chosen: Vec<Cow<Value>> = snap
+        .apps
+        .iter()
+        .filter(keep)
+        .take(limit.map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX)))
+        .map(|a| a.info_for(&hidden))
+        .collect();
     let body = if chosen.is_empty() { json!({ "apps": null }) } else { json!({ "apps": { "app": chosen } }) };
     ok(body)
 }
