@@ -113,16 +113,7 @@ fn a_finished_applications_exiting_am_ends_with_its_lost_node() {
     assert_eq!(table(&text, "node_slots"), Some(1.0));
     // A node in the freed slot reporting that container finds no record of it to end.
     rm.register_node("n2:1", 8192, 8);
-    let done = fairloom_protocol::ContainerStatus {
-        container_id: am_id.clone(),
-        state: fairloom_protocol::ContainerState::Complete,
-        exit_status: 0,
-        diagnostics: String::new(),
-        resource: fairloom_protocol::Res::new(1024, 1),
-        priority: 0,
-        creation_time: 0,
-        finish_time: 0,
-    };
+    let done = support::status(&am_id, fairloom_protocol::ContainerState::Complete, 0);
     rm.heartbeat("n2:1", 1, vec![done]);
     let text = rm.scrape_until("n2", |t| entries(t, "nodes") == Some(2.0));
     assert_eq!(table(&text, "node_slots"), Some(1.0), "n2 took n1's slot");

@@ -12,7 +12,7 @@ use sha2::Sha256;
 
 use fairloom_protocol::node::NodeAction;
 use fairloom_protocol::token::{to_hex, AmrmTokenId, Token, AMRM_TOKEN_KIND};
-use fairloom_protocol::{ContainerState, ContainerStatus, Res};
+use fairloom_protocol::{ContainerState, ContainerStatus};
 use support::{call, start, Rm, FAIR};
 
 fn fair(name: &str, extra: &[(&str, &str)]) -> Rm {
@@ -111,14 +111,9 @@ fn a_heartbeat_without_the_nodes_session_changes_nothing() {
     rm.register_am(&id, &am);
     // Someone who knows the node's id (it is on /ws/v1/cluster/nodes) reports the AM dead.
     let dead = ContainerStatus {
-        container_id: am_id,
-        state: ContainerState::Complete,
         exit_status: 1,
         diagnostics: "forged".into(),
-        resource: Res::new(1024, 1),
-        priority: 0,
-        creation_time: 0,
-        finish_time: 0,
+        ..support::status(&am_id, ContainerState::Complete, 0)
     };
     for session in ["", "00112233445566778899aabbccddeeff"] {
         let out = rm.heartbeat_as("n1:1", session, 1, vec![dead.clone()]);

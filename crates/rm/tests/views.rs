@@ -6,9 +6,9 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use fairloom_protocol::{ContainerState, ContainerStatus, Res};
+use fairloom_protocol::{ContainerState, ContainerStatus};
 use serde_json::json;
-use support::{call, start, Rm, FAIR};
+use support::{call, start, status, Rm, FAIR};
 
 /// A Fair Scheduler RM with one 8 GB node and alice's app submitted to `default`.
 fn one_app(name: &str) -> (Rm, String) {
@@ -28,20 +28,6 @@ fn allocate(rm: &Rm, token: &str, attempt: &str, response_id: i64, asks: serde_j
     );
     assert_eq!(s, 200, "{out}");
     out
-}
-
-/// What a node reports of one container of 1024 MB, 1 vcore.
-fn status(container_id: &str, state: ContainerState, priority: i32) -> ContainerStatus {
-    ContainerStatus {
-        container_id: container_id.to_string(),
-        state,
-        exit_status: 0,
-        diagnostics: String::new(),
-        resource: Res::new(1024, 1),
-        priority,
-        creation_time: 0,
-        finish_time: 0,
-    }
 }
 
 #[test]

@@ -121,13 +121,13 @@ impl LiveContainers {
         Some(Some(&*c))
     }
 
-    /// Every live container, by application and then id (a stable order, for the messages
-    /// built from it).
     /// Live containers, and applications holding any.
     pub fn counts(&self) -> (usize, usize) {
         (self.by_id.len(), self.by_app.len())
     }
 
+    /// Every live container, by application and then id (a stable order, for the messages
+    /// built from it).
     pub fn values(&self) -> impl Iterator<Item = &RmContainer> {
         self.by_app.keys().flat_map(|app| self.of_app(*app))
     }

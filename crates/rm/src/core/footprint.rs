@@ -7,14 +7,22 @@ use super::Core;
 impl Core {
     /// (collection, entries), in a fixed order. O(applications): read at a publish.
     pub fn footprint(&self) -> Vec<(&'static str, usize)> {
-        let live = self.apps.values().filter(|a| !a.state.is_final()).count();
-        let attempts = self.apps.values().map(|a| a.attempts.len()).sum();
-        let nm_tokens = self.apps.values().filter_map(|a| a.attempt()).map(|a| a.nm_tokens_sent.len()).sum();
-        let pending =
-            self.apps.values().filter_map(|a| a.attempt()).map(|a| a.new_allocated.len() + a.new_completed.len()).sum();
+        // One walk over the applications and one over the nodes: this runs at every publish.
+        let (mut live, mut attempts, mut nm_tokens, mut pending) = (0, 0, 0, 0);
+        for app in self.apps.values() {
+            live += usize::from(!app.state.is_final());
+            attempts += app.attempts.len();
+            if let Some(a) = app.attempt() {
+                nm_tokens += a.nm_tokens_sent.len();
+                pending += a.new_allocated.len() + a.new_completed.len();
+            }
+        }
         let (containers, container_apps) = self.containers.counts();
-        let inactive = self.nodes.values().filter(|n| n.state != super::NodeState::Running).count();
-        let queued = self.nodes.values().map(|n| n.to_start.len() + n.to_kill.len() + n.to_ack.len()).sum();
+        let (mut inactive, mut queued) = (0, 0);
+        for n in self.nodes.values() {
+            inactive += usize::from(n.state != super::NodeState::Running);
+            queued += n.to_start.len() + n.to_kill.len() + n.to_ack.len();
+        }
         vec![
             // Live work: applications not finished, and their live containers.
             ("apps_live", live),

@@ -283,9 +283,11 @@ impl Core {
         self.sweep_ended(now);
         // The scheduler's slot of this node goes to the next node that registers: a finished
         // application's AM container, exiting here and no longer the scheduler's, ends now,
-        // or the next node in that slot could speak for it.
-        let exiting: Vec<String> =
-            self.containers.values().filter(|c| c.slot.is_none() && c.node == id).map(|c| c.id.clone()).collect();
+        // or the next node in that slot could speak for it. Those are the finishing AMs'.
+        let exiting: Vec<String> = (self.finishing.iter())
+            .filter(|(_, am, _)| self.containers.get(am).is_some_and(|c| c.slot.is_none() && c.node == id))
+            .map(|(_, am, _)| am.clone())
+            .collect();
         for c in exiting {
             let why = format!("Container of a finished application lost with its node {id}");
             self.end_container(&c, fairloom_model::exit::ABORTED, &why);

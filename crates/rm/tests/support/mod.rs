@@ -13,7 +13,7 @@ use fairloom_protocol::node::{
     NodeHeartbeatRequest, NodeHeartbeatResponse, RegisterNodeRequest, RegisterNodeResponse, StartContainer,
 };
 use fairloom_protocol::token::{Credentials, AMRM_TOKEN_KIND};
-use fairloom_protocol::{paths, ContainerStatus, Res};
+use fairloom_protocol::{paths, ContainerState, ContainerStatus, Res};
 use fairloom_rm::conf::RmConf;
 use fairloom_rm::RmHandle;
 
@@ -84,6 +84,20 @@ pub fn start(name: &str, site: &[(&str, &str)], file: Option<&str>) -> Rm {
         rt,
         sessions: Mutex::new(HashMap::new()),
         _dir: TempDir(dir),
+    }
+}
+
+/// What a node reports of one container of 1024 MB, 1 vcore.
+pub fn status(container_id: &str, state: ContainerState, priority: i32) -> ContainerStatus {
+    ContainerStatus {
+        container_id: container_id.to_string(),
+        state,
+        exit_status: 0,
+        diagnostics: String::new(),
+        resource: Res::new(1024, 1),
+        priority,
+        creation_time: 0,
+        finish_time: 0,
     }
 }
 

@@ -344,13 +344,13 @@ impl CapacityScheduler {
         let priority = r.priority;
         let label = r.label;
         // An entry allocated down to nothing goes, and lets go of its name.
-        let locations = &mut self.cluster;
+        let locations = &mut self.cluster.locations;
         let mut dec = |loc| {
             if let Some(ask) = r.locations.get_mut(&loc) {
                 ask.count -= 1;
                 if ask.count <= 0 {
                     r.locations.remove(&loc);
-                    locations.release_location(loc);
+                    locations.release(loc);
                 }
             }
         };

@@ -7,7 +7,7 @@ use fairloom_model::{normalize, ApplicationId, Millis, Resource, ANY};
 
 use super::state::{CsApp, CsRequest, HeldReservation, LocalityAsk};
 use super::CapacityScheduler;
-use crate::cluster::Reservation;
+use crate::cluster::{put_in_slot, take_slot, Reservation};
 use crate::driver::{too_many_request_keys, AppState, Ask, QueueAcl, SchedulerError, SubmitSpec, MAX_REQUEST_KEYS};
 use crate::ids::{AppId, ContainerId, NodeId, PartitionId, QueueId};
 
@@ -38,7 +38,7 @@ impl CapacityScheduler {
     fn new_app(&mut self, spec: &SubmitSpec<'_>, now: Millis) -> AppId {
         let seq = self.next_app_seq;
         self.next_app_seq += 1;
-        let slot = self.free_apps.pop().unwrap_or(self.apps.len() as u32);
+        let slot = take_slot(&mut self.free_apps, self.apps.len());
         let id = AppId { seq, slot };
         let nparts = self.nparts();
         self.counters.apps_submitted += 1;
@@ -74,20 +74,14 @@ impl CapacityScheduler {
             wait: None,
             wait_seq: 0,
         };
-        match self.apps.get_mut(slot as usize) {
-            Some(free) => *free = app,
-            None => self.apps.push(app),
-        }
+        put_in_slot(&mut self.apps, slot, app);
         id
     }
 
     /// Drop every ask of `app`, letting go of the names its entries hold.
     fn release_requests(&mut self, app: AppId) {
-        for r in std::mem::take(&mut self.apps[app.index()].requests) {
-            for l in r.locations.into_keys() {
-                self.cluster.release_location(l);
-            }
-        }
+        let requests = std::mem::take(&mut self.apps[app.index()].requests);
+        self.cluster.locations.release_all(requests.into_iter().flat_map(|r| r.locations.into_keys()));
     }
 
     /// Forget a finished or rejected application once its owner needs it no more: its slot
@@ -352,17 +346,9 @@ impl CapacityScheduler {
             } else {
                 // The entry holds its name until it goes (allocated down to nothing, or the
                 // app finishes).
-                let held = self.cluster.location(&ask.resource_name);
                 let locations = &mut self.apps[app.index()].requests[idx].locations;
-                match held.filter(|l| locations.contains_key(l)) {
-                    Some(l) => {
-                        locations.insert(l, value);
-                    }
-                    None => {
-                        let l = self.cluster.hold_location(&ask.resource_name);
-                        self.apps[app.index()].requests[idx].locations.insert(l, value);
-                    }
-                }
+                let l = self.cluster.locations.hold_for(locations, &ask.resource_name);
+                locations.insert(l, value);
             }
         }
         Ok(())

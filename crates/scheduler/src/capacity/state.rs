@@ -139,16 +139,8 @@ impl Users {
         if let Some(s) = self.slot(name) {
             return s;
         }
-        let s = match self.free.pop() {
-            Some(s) => {
-                self.list[s as usize] = CsUser::new(name, partitions);
-                s
-            }
-            None => {
-                self.list.push(CsUser::new(name, partitions));
-                self.list.len() as u32 - 1
-            }
-        };
+        let s = crate::cluster::take_slot(&mut self.free, self.list.len());
+        crate::cluster::put_in_slot(&mut self.list, s, CsUser::new(name, partitions));
         self.slots.insert(name.to_string(), s);
         s
     }

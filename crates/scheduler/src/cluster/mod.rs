@@ -5,7 +5,7 @@
 pub mod ids;
 pub mod live;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use fairloom_model::{Resource, DEFAULT_RACK};
 
@@ -54,6 +54,23 @@ impl Locations {
         id
     }
 
+    /// The id of `name` for a request entry whose locations are `held`: the one it holds
+    /// already, or `name` held once more for it. An entry holds each of its names once and
+    /// lets go of it when that location's ask goes.
+    pub fn hold_for<V>(&mut self, held: &BTreeMap<LocationId, V>, name: &str) -> LocationId {
+        match self.get(name).filter(|l| held.contains_key(l)) {
+            Some(l) => l,
+            None => self.hold(name),
+        }
+    }
+
+    /// Let go of each of `ids` once (a request entry's names, when it goes).
+    pub fn release_all(&mut self, ids: impl IntoIterator<Item = LocationId>) {
+        for id in ids {
+            self.release(id);
+        }
+    }
+
     /// One holder of `id` let it go; the name is forgotten with its last holder.
     pub fn release(&mut self, id: LocationId) {
         let Some((name, refs)) = self.names.get_mut(&id) else { return };
@@ -79,6 +96,23 @@ impl Locations {
 
     pub fn is_empty(&self) -> bool {
         self.names.is_empty()
+    }
+}
+
+/// The slot for a new entry of an arena whose freed slots are `free`: a freed one if there
+/// is one, else the next at the end.
+pub(crate) fn take_slot(free: &mut Vec<u32>, arena_len: usize) -> u32 {
+    free.pop().unwrap_or(arena_len as u32)
+}
+
+/// `item` into `slot` of `arena`: a freed slot is overwritten, the next at the end pushed.
+pub(crate) fn put_in_slot<T>(arena: &mut Vec<T>, slot: u32, item: T) {
+    match arena.get_mut(slot as usize) {
+        Some(freed) => *freed = item,
+        None => {
+            debug_assert_eq!(slot as usize, arena.len(), "a new slot is the next at the end");
+            arena.push(item);
+        }
     }
 }
 
@@ -228,7 +262,7 @@ impl Cluster {
         let rack_name = rack.unwrap_or(DEFAULT_RACK).to_string();
         let location = self.locations.hold(name);
         let rack = self.locations.hold(&rack_name);
-        let id = NodeId(self.free_nodes.pop().unwrap_or(self.nodes.len() as u32));
+        let id = NodeId(take_slot(&mut self.free_nodes, self.nodes.len()));
         let seq = self.nodes_registered;
         self.nodes_registered += 1;
         let node = Node {
@@ -245,10 +279,7 @@ impl Cluster {
             removed: false,
             marked: 0,
         };
-        match self.nodes.get_mut(id.index()) {
-            Some(free) => *free = node,
-            None => self.nodes.push(node),
-        }
+        put_in_slot(&mut self.nodes, id.0, node);
         self.node_order.push(id);
         self.node_index.insert(name.to_string(), id);
         *self.rack_sizes.entry(rack).or_default() += 1;
@@ -310,15 +341,6 @@ impl Cluster {
         self.rack_sizes.get(&rack).copied().unwrap_or(0)
     }
 
-    /// `name`'s id, held by the caller until it calls [`Cluster::release_location`].
-    pub fn hold_location(&mut self, name: &str) -> LocationId {
-        self.locations.hold(name)
-    }
-
-    pub fn release_location(&mut self, id: LocationId) {
-        self.locations.release(id);
-    }
-
     /// Host and rack names held now.
     pub fn locations_held(&self) -> usize {
         self.locations.len()
@@ -377,11 +399,7 @@ impl Cluster {
             born: self.containers_born,
         };
         self.containers_born += 1;
-        if id.index() == self.containers.len() {
-            self.containers.push(container);
-        } else {
-            self.containers[id.index()] = container;
-        }
+        put_in_slot(&mut self.containers, id.0, container);
         (id, generation)
     }
 

@@ -7,6 +7,7 @@ use fairloom_model::{normalize, ApplicationId, Millis, Resource, ANY};
 
 use super::state::{App, AppState, LocalityAsk, RequestEntry, Reservation};
 use super::FairScheduler;
+use crate::cluster::{put_in_slot, take_slot};
 use crate::driver::{too_many_request_keys, Ask, QueueAcl, SchedulerError, MAX_REQUEST_KEYS};
 use crate::ids::{AppId, ContainerId, NodeId, QueueId};
 
@@ -53,7 +54,7 @@ impl FairScheduler {
     fn new_app(&mut self, name: &str, user: &str, unmanaged: bool, now: Millis) -> AppId {
         let seq = self.next_app_seq;
         self.next_app_seq += 1;
-        let slot = self.free_apps.pop().unwrap_or(self.apps.len() as u32);
+        let slot = take_slot(&mut self.free_apps, self.apps.len());
         let id = AppId { seq, slot };
         let yarn_id = ApplicationId { cluster_timestamp: self.cluster_timestamp, id: seq + 1 };
         self.counters.apps_submitted += 1;
@@ -94,10 +95,7 @@ impl FairScheduler {
             marked: 0,
             marked_resource: Resource::none(),
         };
-        match self.apps.get_mut(slot as usize) {
-            Some(free) => *free = app,
-            None => self.apps.push(app),
-        }
+        put_in_slot(&mut self.apps, slot, app);
         self.rank_app(id);
         id
     }
@@ -168,11 +166,8 @@ impl FairScheduler {
 
     /// Drop every ask of `app`, letting go of the names its entries hold.
     fn release_requests(&mut self, app: AppId) {
-        for e in std::mem::take(&mut self.apps[app.index()].requests) {
-            for l in e.locations.into_keys() {
-                self.cluster.locations.release(l);
-            }
-        }
+        let requests = std::mem::take(&mut self.apps[app.index()].requests);
+        self.cluster.locations.release_all(requests.into_iter().flat_map(|e| e.locations.into_keys()));
     }
 
     /// Whether `id` names an application this scheduler holds (not one forgotten, whose
@@ -257,8 +252,7 @@ impl FairScheduler {
             }
         }
         for (ask, capability) in asks.iter().zip(capabilities) {
-            // A name already held by this entry is looked up; a new one is held (see below).
-            let location = (ask.resource_name != ANY).then(|| self.cluster.locations.get(&ask.resource_name));
+            let at_any = ask.resource_name == ANY;
             let a = &mut self.apps[app.index()];
             let index = match a.request_index(ask.priority, &capability) {
                 Some(i) => i,
@@ -281,26 +275,20 @@ impl FairScheduler {
             };
             let entry = &mut a.requests[index];
             let value = LocalityAsk { count: ask.num_containers, relax: ask.relax_locality };
-            match location {
-                None => {
-                    let before = entry.any_count();
-                    entry.any = Some(value);
-                    let delta = entry.any_count() as i64 - before as i64;
-                    if delta > 0 {
-                        a.pending.add_assign(capability.times(delta));
-                    } else if delta < 0 {
-                        a.pending.sub_assign(capability.times(-delta));
-                    }
+            if at_any {
+                let before = entry.any_count();
+                entry.any = Some(value);
+                let delta = entry.any_count() as i64 - before as i64;
+                if delta > 0 {
+                    a.pending.add_assign(capability.times(delta));
+                } else if delta < 0 {
+                    a.pending.sub_assign(capability.times(-delta));
                 }
-                Some(Some(l)) if entry.locations.contains_key(&l) => {
-                    entry.locations.insert(l, value);
-                }
-                // The entry holds its name until it goes (allocated down to nothing, or
-                // the app finishes).
-                Some(_) => {
-                    let l = self.cluster.locations.hold(&ask.resource_name);
-                    entry.locations.insert(l, value);
-                }
+            } else {
+                // The entry holds its name until it goes (allocated down to nothing, or the
+                // app finishes).
+                let l = self.cluster.locations.hold_for(&entry.locations, &ask.resource_name);
+                entry.locations.insert(l, value);
             }
         }
         self.touch_demand(app);

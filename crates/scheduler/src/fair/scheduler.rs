@@ -156,10 +156,7 @@ impl FairScheduler {
 
     fn register_node(&mut self, name: &str, rack: Option<&str>, total: Resource) -> Result<NodeId, SchedulerError> {
         let id = self.cluster.register_node(name, rack, total, PartitionId::DEFAULT)?;
-        match self.preempted_for.get_mut(id.index()) {
-            Some(list) => list.clear(),
-            None => self.preempted_for.push(Vec::new()),
-        }
+        crate::cluster::put_in_slot(&mut self.preempted_for, id.0, Vec::new());
         Ok(id)
     }
 

@@ -137,13 +137,10 @@ impl FairScheduler {
             share_signature: Vec::new(),
             demand_sum: Resource::none(),
         };
-        match free {
-            Some(slot) => {
-                self.free_queues.remove(&slot);
-                self.queues[slot as usize] = queue;
-            }
-            None => self.queues.push(queue),
+        if let Some(slot) = free {
+            self.free_queues.remove(&slot);
         }
+        crate::cluster::put_in_slot(&mut self.queues, id.0, queue);
         let m = self.resolve_max_share(id);
         self.set_max_share(id, m);
         if let Some(p) = parent {
