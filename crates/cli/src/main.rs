@@ -15,6 +15,8 @@ mod logging;
 mod preempt;
 mod preempt_capacity;
 mod rmadmin;
+mod scenario_diff;
+mod scenario_random;
 mod service;
 mod shares;
 mod shell;
@@ -112,6 +114,10 @@ enum ScenarioCommand {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Compare fairloom with YARN's own schedulers on the oracle's output (scripts/oracle-diff).
+    Diff(scenario_diff::DiffArgs),
+    /// Write seeded random scenarios, random-<scheduler>-<seed>.json, for comparing with YARN.
+    Random(scenario_random::RandomArgs),
 }
 
 fn read(path: &PathBuf) -> Result<String> {
@@ -158,6 +164,8 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Scenario { command: ScenarioCommand::Run { file } } => scenario_run(file),
         Command::Scenario { command: ScenarioCommand::Check { files } } => scenario_check(files),
+        Command::Scenario { command: ScenarioCommand::Diff(args) } => scenario_diff::run(args),
+        Command::Scenario { command: ScenarioCommand::Random(args) } => scenario_random::run(args),
         Command::Shares(args) => shares::run(args),
         Command::Sim(args) => sim::run(args),
         Command::Preempt(args) => preempt::run(args),

@@ -7,7 +7,6 @@ use fairloom_model::Resource;
 
 use super::runnable::UserRunState;
 use super::state::{App, AppState};
-use super::tree::{DEFAULT_QUEUE, ROOT};
 use crate::cluster::{Cluster, Container, Node};
 use crate::driver::{Counters, SchedulerError};
 use crate::ids::{AppId, ContainerId, LocationId, NodeId, PartitionId, QueueId};
@@ -98,8 +97,10 @@ impl FairScheduler {
         };
         let root_policy = alloc.queues[0].scheduling_policy.unwrap_or(alloc.default_scheduling_policy);
         s.alloc = alloc.clone();
+        // Only root, as YARN 3.x's QueueManager: root.default exists when the allocation file
+        // names it, or once placement puts an application there; then it is dynamic and goes
+        // when empty, like any queue placement creates (the oracle showed it; docs/fidelity.md).
         s.add_queue("root", None, false, false, root_policy);
-        s.add_queue(DEFAULT_QUEUE, Some(ROOT), true, false, alloc.default_scheduling_policy);
         s.apply_allocation(alloc);
         Ok(s)
     }

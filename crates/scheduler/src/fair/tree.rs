@@ -10,7 +10,6 @@ use super::FairScheduler;
 use crate::ids::QueueId;
 
 pub const ROOT: QueueId = QueueId(0);
-pub const DEFAULT_QUEUE: &str = "root.default";
 
 /// A path component is valid when it is non-empty and equal to its own trim (U+00A0 included).
 pub fn valid_component(c: &str) -> bool {
@@ -214,7 +213,7 @@ impl FairScheduler {
         for i in (1..self.queues.len()).rev() {
             let id = QueueId(i as u32);
             let q = self.q(id);
-            if q.removed || !q.dynamic || q.name == DEFAULT_QUEUE {
+            if q.removed || !q.dynamic {
                 continue;
             }
             let empty = if q.leaf { q.app_count() == 0 } else { q.children.is_empty() };
@@ -362,7 +361,7 @@ impl FairScheduler {
         for i in 1..self.queues.len() {
             let id = QueueId(i as u32);
             let name = self.q(id).name.clone();
-            if !self.q(id).removed && name != DEFAULT_QUEUE && self.alloc.queue(&name).is_none() {
+            if !self.q(id).removed && self.alloc.queue(&name).is_none() {
                 self.q_mut(id).dynamic = true;
             }
         }

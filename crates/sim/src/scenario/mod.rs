@@ -1,9 +1,11 @@
 //! The scenario runner: `fairloom scenario run|check` over the format of
 //! docs/scenario-format.md.
 
+pub mod compare;
 mod expect;
 mod format;
 mod observe;
+pub mod random;
 mod runner;
 
 pub use runner::{run_text, state_at, Failure, Outcome, Run};

@@ -1,0 +1,166 @@
+//! `fairloom scenario diff`: fairloom against YARN's own schedulers, scenario by scenario.
+//!
+//! The oracle (tests/yarn-oracle, driven by scripts/oracle-diff) writes one JSON line per
+//! scenario, `{"file": PATH, "output": ...}`; this command runs fairloom on the same file,
+//! compares the two (fairloom_sim::scenario::compare) and prints the first difference of each
+//! scenario that differs, then `N agree, M differ, K known, U unclassified`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use fairloom_sim::scenario::compare::{differences, Difference, NOT_COMPARED};
+use serde::Deserialize;
+use serde_json::Value;
+
+#[derive(Args)]
+pub struct DiffArgs {
+    /// The oracle's output: one `{"file", "output"}` JSON line per scenario.
+    #[arg(long)]
+    yarn: PathBuf,
+    /// Known differences: a JSON list of `{"scenario", "path", "reason"}` (`*` matches any run
+    /// of characters; `path` is a prefix). A scenario whose every difference is known is counted
+    /// apart.
+    #[arg(long)]
+    known: Option<PathBuf>,
+    /// Print the fields that are not compared, with the reason, and exit.
+    #[arg(long)]
+    not_compared: bool,
+}
+
+/// A difference the project has explained (docs/fidelity.md).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Known {
+    scenario: String,
+    #[serde(default)]
+    path: Option<String>,
+    reason: String,
+}
+
+impl Known {
+    /// `scenario` is a name or `*`; `path` a prefix of the field path without its observation
+    /// label (`queues.root.default`), or of the whole path (`reloads`, `error`).
+    fn covers(&self, scenario: &str, d: &Difference) -> bool {
+        glob_prefix(&self.scenario, scenario, false)
+            && self.path.as_deref().is_none_or(|p| glob_prefix(p, d.field(), true) || glob_prefix(p, &d.path, true))
+    }
+}
+
+/// Whether `pattern` matches `text` (or, with `prefix`, the start of it); `*` stands for any run
+/// of characters, dots included (`queues.*.am_limit` covers `queues.root.a.am_limit.vcores`).
+fn glob_prefix(pattern: &str, text: &str, prefix: bool) -> bool {
+    match pattern.split_once('*') {
+        None => {
+            if prefix {
+                text.starts_with(pattern)
+            } else {
+                text == pattern
+            }
+        }
+        Some((head, rest)) => {
+            text.starts_with(head)
+                && (head.len()..=text.len())
+                    .filter(|&i| text.is_char_boundary(i))
+                    .any(|i| glob_prefix(rest, &text[i..], prefix))
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct OracleLine {
+    file: PathBuf,
+    output: Value,
+}
+
+pub fn run(args: &DiffArgs) -> Result<ExitCode> {
+    if args.not_compared {
+        for (field, reason) in NOT_COMPARED {
+            crate::outln!("{field}: {reason}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let known: Vec<Known> = match &args.known {
+        Some(path) => serde_json::from_str(&read(path)?)
+            .with_context(|| format!("{} is not a list of known differences", path.display()))?,
+        None => Vec::new(),
+    };
+    let text = read(&args.yarn)?;
+    let (mut agree, mut differ, mut explained, mut unclassified) = (0, 0, 0, 0);
+    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let line: OracleLine = serde_json::from_str(line)
+            .with_context(|| format!("{} line {}: not an oracle line", args.yarn.display(), n + 1))?;
+        let scenario = read(&line.file)?;
+        let steps = steps_of(&scenario);
+        let (ours, _) = fairloom_sim::scenario::run_text(&scenario, true).to_json();
+        let name = ours["name"].as_str().filter(|s| !s.is_empty()).map(str::to_string);
+        let name = name.unwrap_or_else(|| line.file.display().to_string());
+        let found = differences(&ours, &line.output, &steps);
+        let reason = |d: &Difference| known.iter().find(|k| k.covers(&name, d)).map(|k| k.reason.as_str());
+        match found.iter().find(|d| reason(d).is_none()) {
+            Some(d) => {
+                differ += 1;
+                crate::outln!("DIFF {name} ({}): {}", line.file.display(), describe(d));
+            }
+            None => match found.first() {
+                // "unclassified:" marks a difference seen and listed but not yet explained.
+                Some(d) if reason(d).is_some_and(|r| r.starts_with("unclassified")) => {
+                    unclassified += 1;
+                    crate::outln!("UNCLASSIFIED {name}: {}", describe(d));
+                }
+                Some(d) => {
+                    explained += 1;
+                    crate::outln!("KNOWN {name}: {} ({})", describe(d), reason(d).unwrap_or_default());
+                }
+                None => agree += 1,
+            },
+        }
+    }
+    if agree + differ + explained + unclassified == 0 {
+        bail!("{} holds no oracle output", args.yarn.display());
+    }
+    crate::outln!("{agree} agree, {differ} differ, {explained} known, {unclassified} unclassified");
+    Ok(if differ == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn describe(d: &Difference) -> String {
+    let at = d.step.map_or("configuration".to_string(), |s| format!("steps[{s}]"));
+    format!("{at} {}: fairloom {}, yarn {}", d.path, short(&d.fairloom), short(&d.yarn))
+}
+
+/// A value cut to a readable length (a whole queue object is hundreds of characters).
+fn short(value: &Value) -> String {
+    let text = value.to_string();
+    match text.char_indices().nth(120) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
+}
+
+/// The scenario's steps (empty when the document does not parse: then the error kinds compare).
+fn steps_of(text: &str) -> Vec<Value> {
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .and_then(|doc| doc.get("steps").and_then(Value::as_array).cloned())
+        .unwrap_or_default()
+}
+
+fn read(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob_prefix;
+
+    #[test]
+    fn globs_match_names_and_path_prefixes() {
+        assert!(glob_prefix("pre-*", "pre-same-leaf", false));
+        assert!(!glob_prefix("pre-*", "am-pre", false));
+        assert!(glob_prefix("*", "anything", false));
+        assert!(glob_prefix("queues.*.am_limit", "queues.root.a.am_limit.vcores", true));
+        assert!(!glob_prefix("queues.*.am_limit", "queues.root.a.am_usage.vcores", true));
+        assert!(!glob_prefix("x", "xy", false));
+    }
+}
