@@ -142,7 +142,8 @@ def check_scheduler_page(base):
 
     walk(info)
     shown = [e["attrs"]["data-queue"] for e in dom.elements if "data-queue" in e["attrs"]]
-    for name in ("root", "root.a", "root.b", "root.default"):
+    # Every queue the REST API knows (root.default only once an application was placed there).
+    for name in ("root", "root.a", "root.b", *queues):
         assert name in shown, f"{name} not on the page: {shown}"
     for name, q in queues.items():
         li = dom.find(data_queue=name)[0]

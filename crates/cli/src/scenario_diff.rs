@@ -34,6 +34,10 @@ pub struct DiffArgs {
 #[serde(deny_unknown_fields)]
 struct Known {
     scenario: String,
+    /// `fair` or `capacity`: only scenarios of that scheduler (a field such as `am_limit` means
+    /// different things under the two).
+    #[serde(default)]
+    scheduler: Option<String>,
     #[serde(default)]
     path: Option<String>,
     reason: String,
@@ -42,8 +46,9 @@ struct Known {
 impl Known {
     /// `scenario` is a name or `*`; `path` a prefix of the field path without its observation
     /// label (`queues.root.default`), or of the whole path (`reloads`, `error`).
-    fn covers(&self, scenario: &str, d: &Difference) -> bool {
-        glob_prefix(&self.scenario, scenario, false)
+    fn covers(&self, scenario: &str, scheduler: &str, d: &Difference) -> bool {
+        self.scheduler.as_deref().is_none_or(|s| s == scheduler)
+            && glob_prefix(&self.scenario, scenario, false)
             && self.path.as_deref().is_none_or(|p| glob_prefix(p, d.field(), true) || glob_prefix(p, &d.path, true))
     }
 }
@@ -88,16 +93,22 @@ pub fn run(args: &DiffArgs) -> Result<ExitCode> {
     };
     let text = read(&args.yarn)?;
     let (mut agree, mut differ, mut explained, mut unclassified) = (0, 0, 0, 0);
+    let mut used = vec![false; known.len()];
     for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let line: OracleLine = serde_json::from_str(line)
             .with_context(|| format!("{} line {}: not an oracle line", args.yarn.display(), n + 1))?;
         let scenario = read(&line.file)?;
-        let steps = steps_of(&scenario);
+        let (steps, scheduler) = steps_of(&scenario);
         let (ours, _) = fairloom_sim::scenario::run_text(&scenario, true).to_json();
         let name = ours["name"].as_str().filter(|s| !s.is_empty()).map(str::to_string);
         let name = name.unwrap_or_else(|| line.file.display().to_string());
         let found = differences(&ours, &line.output, &steps);
-        let reason = |d: &Difference| known.iter().find(|k| k.covers(&name, d)).map(|k| k.reason.as_str());
+        for d in &found {
+            if let Some(i) = known.iter().position(|k| k.covers(&name, &scheduler, d)) {
+                used[i] = true;
+            }
+        }
+        let reason = |d: &Difference| known.iter().find(|k| k.covers(&name, &scheduler, d)).map(|k| k.reason.as_str());
         match found.iter().find(|d| reason(d).is_none()) {
             Some(d) => {
                 differ += 1;
@@ -120,6 +131,10 @@ pub fn run(args: &DiffArgs) -> Result<ExitCode> {
     if agree + differ + explained + unclassified == 0 {
         bail!("{} holds no oracle output", args.yarn.display());
     }
+    // An entry no scenario needed is worth pruning (or its scenario was not in this run).
+    for k in known.iter().zip(&used).filter(|(_, u)| !**u).map(|(k, _)| k) {
+        crate::outln!("UNUSED known difference: {} {}", k.scenario, k.path.as_deref().unwrap_or(""));
+    }
     crate::outln!("{agree} agree, {differ} differ, {explained} known, {unclassified} unclassified");
     Ok(if differ == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
@@ -138,12 +153,13 @@ fn short(value: &Value) -> String {
     }
 }
 
-/// The scenario's steps (empty when the document does not parse: then the error kinds compare).
-fn steps_of(text: &str) -> Vec<Value> {
-    serde_json::from_str::<Value>(text)
-        .ok()
-        .and_then(|doc| doc.get("steps").and_then(Value::as_array).cloned())
-        .unwrap_or_default()
+/// The scenario's steps and scheduler (no steps when the document does not parse: then the
+/// error kinds compare).
+fn steps_of(text: &str) -> (Vec<Value>, String) {
+    let doc = serde_json::from_str::<Value>(text).unwrap_or_default();
+    let steps = doc.get("steps").and_then(Value::as_array).cloned().unwrap_or_default();
+    let scheduler = doc.get("scheduler").and_then(Value::as_str).unwrap_or("fair").to_string();
+    (steps, scheduler)
 }
 
 fn read(path: &Path) -> Result<String> {

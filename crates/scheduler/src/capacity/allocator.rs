@@ -416,6 +416,12 @@ impl CapacityScheduler {
             return;
         }
         if self.calc.available_containers(&n.unallocated(), &ask.capability) > 0 {
+            // allocateFromReservedContainer hands the leaf the whole partition as its limit;
+            // the commit publishes it (capped by the queue's maximum).
+            if let Some(leaf) = self.apps[app.index()].queue {
+                let partition = self.cluster.partitions[n.partition.index()].total;
+                self.publish_limit(leaf, partition);
+            }
             let seq = self.cluster.node(node).reservation.map(|r| r.seq);
             self.unreserve(app, node);
             let container = self.allocate(app, idx, node, kind, ask.capability, seq);

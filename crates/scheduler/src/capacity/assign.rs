@@ -350,6 +350,9 @@ impl CapacityScheduler {
                 }
                 check_queue = looking && !reserved.is_none();
             }
+            if user_limit.is_none() {
+                self.publish_limit(leaf, limit);
+            }
             let user_limit =
                 *user_limit.get_or_insert_with(|| self.cached_user_limit(leaf, offer.partition, offer.respect));
             let (allowed, unreserve) = self.can_assign_to_user(leaf, app, &user_limit, offer.partition);

@@ -6,13 +6,18 @@
 use std::cmp::Ordering;
 
 use fairloom_config::capacity::ResourceCalculatorKind;
-use fairloom_model::{Resource, MEMORY};
+use fairloom_model::Resource;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Calc {
     pub kind: ResourceCalculatorKind,
     /// Countable resource types in use.
     pub types: usize,
+}
+
+/// `Resources.createResource(memory)`: the memory, one vcore when it is positive, nothing else.
+fn memory_only(memory: i64) -> Resource {
+    Resource::new(memory, i64::from(memory > 0))
 }
 
 fn round_up_to(value: i64, step: i64) -> i64 {
@@ -135,32 +140,31 @@ impl Calc {
 
     /// `multiplyAndNormalizeUp(r, by, step)`.
     pub fn multiply_and_normalize_up(&self, r: &Resource, by: f64, step: &Resource) -> Resource {
-        let mut out = *r;
         match self.kind {
+            // Hadoop 3.4: memory rounded half up, then to the step; the rest of the answer is
+            // `Resources.createResource(memory)`: one vcore when memory is positive.
             ResourceCalculatorKind::Default => {
-                // YARN computes the memory product in double, then rounds it through float.
-                let x = ((r.memory() as f64 * by) as f32).ceil() as i64;
-                out.set(MEMORY, round_up_to(x, step.memory()));
-                for i in 1..self.types {
-                    out.set(i, (r.get(i) as f64 * by).ceil() as i64);
-                }
+                memory_only(round_up_to((r.memory() as f64 * by + 0.5) as i64, step.memory()))
             }
+            // Each type's product through float, then ceiling, then to its step.
             ResourceCalculatorKind::Dominant => {
+                let mut out = *r;
                 for i in 0..self.types {
-                    out.set(i, round_up_to((r.get(i) as f64 * by).ceil() as i64, step.get(i)));
+                    out.set(i, round_up_to(((r.get(i) as f64 * by) as f32).ceil() as i64, step.get(i)));
                 }
+                out
             }
         }
-        out
     }
 
     /// `multiplyAndNormalizeDown(r, by, step)`.
     pub fn multiply_and_normalize_down(&self, r: &Resource, by: f64, step: &Resource) -> Resource {
+        if !self.is_dominant() {
+            return memory_only(round_down_to((r.memory() as f64 * by) as i64, step.memory()));
+        }
         let mut out = *r;
-        let last = if self.is_dominant() { self.types } else { 1 };
         for i in 0..self.types {
-            let x = (r.get(i) as f64 * by) as i64;
-            out.set(i, if i < last { round_down_to(x, step.get(i)) } else { x });
+            out.set(i, round_down_to((r.get(i) as f64 * by) as i64, step.get(i)));
         }
         out
     }

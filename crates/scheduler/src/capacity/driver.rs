@@ -51,6 +51,7 @@ impl CapacityScheduler {
         self.resolve_capacities();
         self.refresh_ratios();
         self.rebuild_order();
+        self.publish_limits();
         for leaf in self.leaves() {
             self.activate(leaf);
         }

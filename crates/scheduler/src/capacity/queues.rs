@@ -49,6 +49,7 @@ impl CapacityScheduler {
                 users: Default::default(),
                 active_users: 0,
                 removed: false,
+                published_limit: Resource::none(),
             });
         }
         self.queue_index = queues.iter().enumerate().map(|(i, q)| (q.name.clone(), QueueId(i as u32))).collect();
@@ -57,6 +58,7 @@ impl CapacityScheduler {
         self.set_fractions()?;
         self.resolve_capacities();
         self.rebuild_order();
+        self.publish_limits();
         Ok(())
     }
 
@@ -107,11 +109,35 @@ impl CapacityScheduler {
         }
         self.rebuild_aggregates();
         self.rebuild_order();
+        self.publish_limits();
         for leaf in self.leaves() {
             self.sort_active(leaf);
             self.activate(leaf);
         }
         Ok(())
+    }
+
+    /// `updateClusterResource` down the tree: every leaf publishes the limit its ancestors
+    /// leave it now (its maximum at most).
+    pub(crate) fn publish_limits(&mut self) {
+        for leaf in self.leaves() {
+            let path: Vec<QueueId> = self.path_to_root(leaf).collect();
+            let mut limit = self.cluster.partitions[PartitionId::DEFAULT.index()].total;
+            for w in path.windows(2).rev() {
+                limit = self.child_limit(w[1], w[0], limit, Resource::none(), PartitionId::DEFAULT);
+            }
+            self.publish_limit(leaf, limit);
+        }
+    }
+
+    /// `updateCurrentResourceLimits` then `setQueueResourceLimitsInfo`: an allocation walk
+    /// examined an application of `leaf` under `limit` (whatever the offer's partition, as in
+    /// YARN, which keeps one such value per queue).
+    pub(crate) fn publish_limit(&mut self, leaf: QueueId, limit: Resource) {
+        // getEffectiveMaxCapacityDown: the maximum rounded down to the minimum allocation.
+        let max = self.q(leaf).parts[PartitionId::DEFAULT.index()].maximum;
+        let max = self.calc.round_down(&max, &self.props.minimum_allocation);
+        self.q_mut(leaf).published_limit = self.calc.min(&self.cluster.total, max, limit);
     }
 
     pub(crate) fn leaves(&self) -> Vec<QueueId> {

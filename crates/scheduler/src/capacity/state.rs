@@ -220,6 +220,11 @@ pub struct CsQueue {
     pub active_users: u32,
     /// The slot no longer belongs to the tree (a reload removed it).
     pub removed: bool,
+    /// Leaves: the limit the queue last worked under in the default partition, as YARN
+    /// publishes it (`queueResourceLimitsInfo`): set when the cluster or the configuration
+    /// changes and whenever an allocation walk examines one of its applications, and read by
+    /// the AM limit in between. A cache in YARN, so a value of the past, not the limit now.
+    pub published_limit: Resource,
 }
 
 impl QueuePart {

@@ -111,14 +111,14 @@ impl CapacityScheduler {
     }
 
     /// The queue's AM limit in partition `p`: `maximum-am-resource-percent` of what the queue
-    /// may use now (its current limit in the default partition when that is at least its
-    /// guarantee, else the guarantee), normalised up.
+    /// may use (the limit it last published in the default partition when that is at least
+    /// its guarantee, else the guarantee), normalised up.
     pub fn am_limit(&self, leaf: QueueId, p: PartitionId) -> Resource {
         let part = self.q(leaf).part(p);
         let step = self.props.minimum_allocation;
         let partition = self.cluster.partitions[p.index()].total;
         let guarantee = self.calc.multiply_and_normalize_up(&partition, part.abs_capacity as f64, &step);
-        let current = if p == PartitionId::DEFAULT { self.current_limit(leaf, p) } else { Resource::none() };
+        let current = if p == PartitionId::DEFAULT { self.q(leaf).published_limit } else { Resource::none() };
         let usable = if self.calc.fits_in(&guarantee, &current) { current } else { guarantee };
         self.calc.multiply_and_normalize_up(&usable, part.max_am_percent as f64, &step)
     }

@@ -227,7 +227,10 @@ impl FairScheduler {
         normalize(capability, self.props.minimum_allocation, max, self.props.increment_allocation, self.types)
     }
 
-    /// YARN `allocate()` asks: each sets the outstanding count at (priority, name, capability).
+    /// YARN `allocate()` asks: each sets the outstanding count and the capability at (priority,
+    /// name). As in YARN (AppSchedulingInfo keys requests by priority and resource name), an ask
+    /// with another capability replaces the one at its priority and name; entries are kept per
+    /// capability so that a host and `*` may differ at one priority, as YARN allows.
     pub fn set_asks(&mut self, app: AppId, asks: &[Ask]) -> Result<(), SchedulerError> {
         if !self.apps[app.index()].is_alive() {
             return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
@@ -253,6 +256,7 @@ impl FairScheduler {
         }
         for (ask, capability) in asks.iter().zip(capabilities) {
             let at_any = ask.resource_name == ANY;
+            self.drop_other_capabilities(app, ask, &capability);
             let a = &mut self.apps[app.index()];
             let index = match a.request_index(ask.priority, &capability) {
                 Some(i) => i,
@@ -293,6 +297,31 @@ impl FairScheduler {
         }
         self.touch_demand(app);
         Ok(())
+    }
+
+    /// Takes the ask's priority and name out of the entries of other capabilities at that
+    /// priority: the new ask replaces it, it does not sit beside it.
+    fn drop_other_capabilities(&mut self, app: AppId, ask: &Ask, capability: &Resource) {
+        let a = &mut self.apps[app.index()];
+        let start = a.requests.partition_point(|r| r.priority < ask.priority);
+        for i in start..a.requests.len() {
+            if a.requests[i].priority != ask.priority {
+                break;
+            }
+            if a.requests[i].capability == *capability {
+                continue;
+            }
+            let entry = &mut a.requests[i];
+            if ask.resource_name == ANY {
+                let before = entry.any_count();
+                entry.any = None;
+                a.pending.sub_assign(entry.capability.times(before as i64));
+            } else if let Some(l) = self.cluster.locations.get(&ask.resource_name) {
+                if entry.locations.remove(&l).is_some() {
+                    self.cluster.locations.release(l);
+                }
+            }
+        }
     }
 
     /// A container finished on its node (`complete`) or was given back by its AM (`release`).
@@ -496,10 +525,14 @@ impl FairScheduler {
             return Err(SchedulerError::UnknownNode(self.cluster.nodes[node.index()].name.clone()));
         }
         let mut out = Vec::new();
-        for i in 0..count {
-            let is_am = am && i == 0 && !self.apps[app.index()].am_running;
-            let c = self.new_container(app, node, capability, priority, is_am);
-            if is_am {
+        for _ in 0..count {
+            // As FSAppAttempt.recoverContainer: a managed application's first recovered
+            // container is its AM (AM usage, am_running), whichever it is; an unmanaged one has
+            // none. `am` is the per-container flag preemption reads (RMContainer's AM flag),
+            // set on every container placed with it, as Hadoop's preemption tests do.
+            let first = !self.apps[app.index()].unmanaged_am && !self.apps[app.index()].am_running;
+            let c = self.new_container(app, node, capability, priority, am);
+            if first {
                 self.mark_am(app, capability);
                 // The recovered AM satisfies the AM ask made at submission.
                 if let Some(idx) = self.apps[app.index()].request_index(0, &self.normalize_for(app, capability)) {

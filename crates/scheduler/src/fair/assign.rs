@@ -518,7 +518,9 @@ impl FairScheduler {
             } else {
                 self.cluster.rack_sizes.get(&n.rack).copied().unwrap_or(0)
             };
-            let allowed = (total as f64 * self.props.reservable_nodes as f64).ceil() as usize;
+            // Java multiplies int by float in float: 20 x 0.05f is 1.0f, not the 1.00000001
+            // a double product of the widened ratio gives (which would allow 2).
+            let allowed = f64::from(total as f32 * self.props.reservable_nodes).ceil() as usize;
             if existing >= allowed {
                 return false;
             }

@@ -143,15 +143,15 @@ impl FairScheduler {
         for (name, rack, total) in nodes {
             ids.push(self.register_node(name, rack, total)?);
         }
-        self.recompute_steady_shares();
         self.cluster_changed();
+        self.recompute_steady_shares();
         Ok(ids)
     }
 
     pub fn add_node(&mut self, name: &str, rack: Option<&str>, total: Resource) -> Result<NodeId, SchedulerError> {
         let id = self.register_node(name, rack, total)?;
-        self.recompute_steady_shares();
         self.cluster_changed();
+        self.recompute_steady_shares();
         Ok(id)
     }
 
@@ -178,8 +178,8 @@ impl FairScheduler {
         }
         self.preempted_for[node.index()] = Vec::new();
         self.cluster.deregister_node(node);
-        self.recompute_steady_shares();
         self.cluster_changed();
+        self.recompute_steady_shares();
     }
 
     pub(crate) fn new_container(
@@ -296,7 +296,9 @@ impl FairScheduler {
 }
 
 impl FairScheduler {
-    /// Percentages resolve against the cluster; only drf keys read it.
+    /// Percentages resolve against the cluster; only drf keys read it. Called before steady
+    /// shares are recomputed: YARN's getMaxShare resolves a percentage maximum against the
+    /// cluster as it is now.
     fn cluster_changed(&mut self) {
         self.refresh_max_shares();
         if self.queues.iter().any(|q| !q.removed && q.policy == super::policy::PolicyKind::Drf) {

@@ -197,7 +197,7 @@ final class CapacityDriver extends Driver {
     Resource usage = attempt == null ? Resource.newInstance(0L, 0) : attempt.getCurrentConsumption();
     Resource pending = pendingAny(attempt);
     o.put("queue", app.accepted() ? lastQueue.get(app.name) : null);
-    o.put("state", state(app, runnable));
+    o.put("state", state(app, runnable, app.master != null));
     o.put("rejection", app.rejection);
     o.put("runnable", runnable);
     o.put("am_running", attempt != null && app.master != null);

@@ -46,6 +46,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEven
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerImpl;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNodeImpl;
+import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNodeStartedEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.AbstractYarnScheduler;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplicationAttempt;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerNode;
@@ -53,7 +54,6 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAddedSch
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptAddedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptRemovedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppRemovedSchedulerEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeAddedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeRemovedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeUpdateSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
@@ -224,6 +224,7 @@ abstract class Driver {
         for (JsonNode step : steps) {
           step(index, step);
           deliverSchedulerEvents();
+          nodeManagersReport();
           index++;
         }
       }
@@ -270,6 +271,10 @@ abstract class Driver {
   }
 
   private void step(int index, JsonNode step) throws Exception {
+    if (!step.has("observe") && !step.has("reload") && !step.has("move")) {
+      // The scenario format shows a reload's outcome only on an observation right after it.
+      pendingReload = null;
+    }
     if (step.has("advance_ms")) {
       clock.advance(step.get("advance_ms").asLong());
     } else if (step.has("update")) {
@@ -350,7 +355,11 @@ abstract class Driver {
             "3.4.2");
     context.getRMNodes().put(id, node);
     nodes.put(name, node);
-    scheduler().handle(new NodeAddedSchedulerEvent(node));
+    // Registration as ResourceTrackerService does it: the node's own state machine goes RUNNING
+    // (the Capacity Scheduler refuses to commit a container on a node in any other state) and
+    // sends NodeAddedSchedulerEvent, which reaches the scheduler with the other recorded events.
+    node.handle(new RMNodeStartedEvent(id, null, null, null));
+    deliverSchedulerEvents();
   }
 
   /** Puts a node in a partition before it registers (Capacity Scheduler). */
@@ -371,6 +380,51 @@ abstract class Driver {
     scheduler().handle(new NodeUpdateSchedulerEvent(node));
     deliverSchedulerEvents();
     pullAndLaunch();
+  }
+
+  /**
+   * The scenario's node managers act at once: a container the RM ended (a kill by preemption, a
+   * finished application) is reported ended by its NM straight away. YARN keeps such a
+   * container's room on its node until that report (SchedulerNode.releaseContainer waits for a
+   * container launched on the node), which a real NM sends at its next heartbeat.
+   */
+  void nodeManagersReport() {
+    for (RMNodeImpl node : nodes.values()) {
+      SchedulerNode sn = scheduler().getSchedulerNode(node.getNodeID());
+      if (sn == null) {
+        continue;
+      }
+      if (sn.getReservedContainer() != null) {
+        stampCreation(sn.getReservedContainer());
+      }
+      for (RMContainer c : sn.getCopiedListOfRunningContainers()) {
+        if (ended(c)) {
+          sn.releaseContainer(c.getContainerId(), true);
+        }
+      }
+    }
+  }
+
+  private final java.util.Set<RMContainer> stamped =
+      java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+
+  /**
+   * RMContainerImpl takes its creation time from the wall clock, while the scheduler and the
+   * preemption policy read the scenario's clock (in a real RM both are the wall clock). A
+   * container new to the oracle gets the scenario's time, so that waits measured from it, such
+   * as the queue-priority selector's reserved-container delay, run on one clock.
+   */
+  void stampCreation(RMContainer c) {
+    if (!stamped.add(c)) {
+      return;
+    }
+    try {
+      java.lang.reflect.Field field = RMContainerImpl.class.getDeclaredField("creationTime");
+      field.setAccessible(true);
+      field.setLong(c, clock.getTime());
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("RMContainerImpl.creationTime: " + e, e);
+    }
   }
 
   /** Events the scheduler sent to itself through the dispatcher (kills, preemption marks). */
@@ -427,8 +481,14 @@ abstract class Driver {
           app.master = container;
           ((RMContainerImpl) rmContainer).setAMContainer(true);
         }
+        stampCreation(rmContainer);
         app.containers.put(containerName(app, container.getId()), rmContainer);
         rmContainer.handle(new RMContainerEvent(container.getId(), RMContainerEventType.LAUNCHED));
+        // The NM's report that it runs (in YARN, at the node's next heartbeat).
+        SchedulerNode sn = scheduler().getSchedulerNode(container.getNodeId());
+        if (sn != null) {
+          sn.containerStarted(container.getId());
+        }
       }
     }
   }
@@ -660,6 +720,14 @@ abstract class Driver {
     boolean am = Json.flag(body, "am", false);
     String label = Json.text(body, "node_label", null);
     long count = Json.number(body, "count", 1);
+    if (app.am != null && app.master == null) {
+      // A recovered attempt has no AM ask outstanding; take back the one made at submission.
+      allocate(
+          app,
+          Collections.singletonList(
+              ResourceRequest.newInstance(Priority.newInstance(0), ResourceRequest.ANY, app.am, 0)),
+          Collections.emptyList());
+    }
     for (long i = 0; i < count; i++) {
       ContainerId id = ContainerId.newContainerId(app.attempt, attempt.getNewContainerId());
       if (am && i == 0) {
@@ -732,11 +800,11 @@ abstract class Driver {
   }
 
   /** The state fairloom reports, from what the RM would know. */
-  String state(App app, boolean runnable) {
+  String state(App app, boolean runnable, boolean amRunning) {
     if (app.rejection != null) return "rejected";
     if (app.finished) return "finished";
     if (app.am == null) return runnable ? "running" : "accepted";
-    return app.master != null ? "running" : "accepted";
+    return amRunning ? "running" : "accepted";
   }
 
   /** The app's outstanding ask on `*`, every scheduler key together. */

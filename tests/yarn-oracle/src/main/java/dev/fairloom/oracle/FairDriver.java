@@ -84,6 +84,11 @@ final class FairDriver extends Driver {
 
   @Override
   void update() throws Exception {
+    // What the allocation loader's thread does on each check (every 10 s in YARN, apart from
+    // the update thread): empty dynamic queues go, as do queues waiting to change type. The
+    // oracle runs it before each update; fairloom tidies queues at its update too.
+    fs.getQueueManager().removeEmptyDynamicQueues();
+    fs.getQueueManager().removePendingIncompatibleQueues();
     fs.update();
     FairAccess.preempt(fs);
   }
@@ -128,7 +133,9 @@ final class FairDriver extends Driver {
       if (q instanceof FSLeafQueue) {
         // YARN keeps AM usage on leaves only.
         o.put("am_usage", Json.resource(FairAccess.amUsage((FSLeafQueue) q)));
-        o.put("am_limit", Json.resource(FairAccess.amLimit((FSLeafQueue) q)));
+        // maxAMShare -1 turns the check off (FSLeafQueue.canRunAppAM): no limit.
+        FSLeafQueue leaf = (FSLeafQueue) q;
+        o.put("am_limit", leaf.getMaxAMShare() < 0 ? Json.unbounded() : Json.resource(FairAccess.amLimit(leaf)));
       }
       out.put(q.getName(), o);
     }
@@ -155,10 +162,11 @@ final class FairDriver extends Driver {
       lastQueue.put(app.name, attempt.getQueue().getName());
     }
     o.put("queue", app.accepted() ? lastQueue.get(app.name) : null);
-    o.put("state", state(app, runnable));
+    boolean amRunning = attempt != null && attempt.isAmRunning();
+    o.put("state", state(app, runnable, amRunning));
     o.put("rejection", app.rejection);
     o.put("runnable", runnable);
-    o.put("am_running", attempt != null && attempt.isAmRunning());
+    o.put("am_running", amRunning);
     o.put("live_containers", attempt == null ? 0 : attempt.getLiveContainers().size());
     o.put("usage", Json.resource(attempt == null ? null : attempt.getResourceUsage()));
     o.put("demand", Json.resource(attempt == null ? null : attempt.getDemand()));

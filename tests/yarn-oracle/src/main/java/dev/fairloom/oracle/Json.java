@@ -72,6 +72,15 @@ final class Json {
     return resource;
   }
 
+  /** No limit: Long.MAX_VALUE in every type, as fairloom prints an unbounded resource. */
+  static Map<String, Object> unbounded() {
+    Map<String, Object> out = object();
+    for (ResourceInformation info : ResourceUtils.getResourceTypesArray()) {
+      out.put(info.getName(), Long.MAX_VALUE);
+    }
+    return out;
+  }
+
   /** A resource as fairloom prints it: every known type, keyed by name. */
   static Map<String, Object> resource(Resource resource) {
     Map<String, Object> out = object();
