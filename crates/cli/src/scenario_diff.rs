@@ -27,6 +27,10 @@ pub struct DiffArgs {
     /// Print the fields that are not compared, with the reason, and exit.
     #[arg(long)]
     not_compared: bool,
+    /// Write the paths of the scenarios that did not agree here, one per line (the script
+    /// runs them again, each in a JVM of its own).
+    #[arg(long)]
+    differing_out: Option<PathBuf>,
 }
 
 /// A difference the project has explained (docs/fidelity.md).
@@ -94,6 +98,7 @@ pub fn run(args: &DiffArgs) -> Result<ExitCode> {
     let text = read(&args.yarn)?;
     let (mut agree, mut differ, mut explained, mut unclassified) = (0, 0, 0, 0);
     let mut used = vec![false; known.len()];
+    let mut differing: Vec<String> = Vec::new();
     for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let line: OracleLine = serde_json::from_str(line)
             .with_context(|| format!("{} line {}: not an oracle line", args.yarn.display(), n + 1))?;
@@ -103,6 +108,9 @@ pub fn run(args: &DiffArgs) -> Result<ExitCode> {
         let name = ours["name"].as_str().filter(|s| !s.is_empty()).map(str::to_string);
         let name = name.unwrap_or_else(|| line.file.display().to_string());
         let found = differences(&ours, &line.output, &steps);
+        if !found.is_empty() {
+            differing.push(line.file.display().to_string());
+        }
         for d in &found {
             if let Some(i) = known.iter().position(|k| k.covers(&name, &scheduler, d)) {
                 used[i] = true;
@@ -127,6 +135,10 @@ pub fn run(args: &DiffArgs) -> Result<ExitCode> {
                 None => agree += 1,
             },
         }
+    }
+    if let Some(path) = &args.differing_out {
+        let text: String = differing.iter().map(|f| format!("{f}\n")).collect();
+        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
     }
     if agree + differ + explained + unclassified == 0 {
         bail!("{} holds no oracle output", args.yarn.display());

@@ -28,11 +28,12 @@ fn round_up_to(value: i64, step: i64) -> i64 {
     }
 }
 
+/// Java's `(value / step) * step`: toward zero, also for a negative value (a limit below use).
 fn round_down_to(value: i64, step: i64) -> i64 {
     if step == 0 {
         value
     } else {
-        value.div_euclid(step) * step
+        (value / step) * step
     }
 }
 

@@ -359,8 +359,13 @@ impl CapacityScheduler {
     ) -> Resource {
         let pp = &self.queues[parent.index()].parts[p.index()];
         let capped = self.calc.min(&self.cluster.total, parent_limit, pp.maximum);
-        let available = capped.saturating_sub(blocked).saturating_sub(pp.used);
-        let limit = available.saturating_add(self.queues[child.index()].parts[p.index()].used);
+        // YARN's Resources.subtract does not stop at zero: a parent over its limit (an
+        // over-committed cluster, a lowered maximum) hands its child less than the child uses.
+        let child_used = self.queues[child.index()].parts[p.index()].used;
+        let mut limit = capped;
+        for i in 0..self.props.resource_types.len() {
+            limit.set(i, capped.get(i) - blocked.get(i) - pp.used.get(i) + child_used.get(i));
+        }
         self.calc.round_down(&limit, &self.props.minimum_allocation)
     }
 

@@ -506,6 +506,10 @@ abstract class Driver {
     ApplicationId id = ApplicationId.newInstance(0, apps.size() + 1);
     JsonNode amNode = body.get("am");
     Resource am = amNode == null || amNode.isNull() ? null : Json.resource(amNode);
+    if (am != null) {
+      // RMAppManager.validateAndCreateResourceRequest normalises the AM's request.
+      am = scheduler().getNormalizedResource(am, scheduler().getMaximumResourceCapability());
+    }
     App app = new App(name, id, Json.text(body, "user", "user"), am);
     apps.put(name, app);
     appsByAttempt.put(app.attempt, app);

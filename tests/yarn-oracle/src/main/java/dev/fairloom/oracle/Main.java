@@ -25,6 +25,9 @@ public final class Main {
     // Hadoop prints to stdout in places; only the oracle's lines go there.
     System.setOut(System.err);
     for (String file : files(args)) {
+      // Weakly held Hadoop caches must not carry one scenario's objects into the next at the
+      // collector's whim: each file starts after a collection.
+      System.gc();
       Map<String, Object> line = Json.object();
       line.put("file", file);
       line.put("output", runFile(mapper, file));
