@@ -195,7 +195,7 @@ final class CapacityDriver extends Driver {
           && ((AbstractLeafQueue) queue).getApplications().contains(attempt);
     }
     Resource usage = attempt == null ? Resource.newInstance(0L, 0) : attempt.getCurrentConsumption();
-    Resource pending = pendingAny(attempt);
+    Resource pending = Views.pendingAny(attempt);
     o.put("queue", app.accepted() ? lastQueue.get(app.name) : null);
     o.put("state", state(app, runnable, app.master != null));
     o.put("rejection", app.rejection);
@@ -218,7 +218,7 @@ final class CapacityDriver extends Driver {
   private int marked(FiCaSchedulerApp attempt) {
     int count = 0;
     for (RMContainer c : policy.getToPreemptContainers().keySet()) {
-      if (c.getApplicationAttemptId().equals(attempt.getApplicationAttemptId()) && !ended(c)) {
+      if (c.getApplicationAttemptId().equals(attempt.getApplicationAttemptId()) && !Views.ended(c)) {
         count++;
       }
     }

@@ -7,7 +7,6 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Supplier;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.net.NodeBase;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
@@ -33,12 +32,9 @@ import org.apache.hadoop.yarn.server.resourcemanager.nodelabels.RMNodeLabelsMana
 import org.apache.hadoop.yarn.server.resourcemanager.placement.PlacementManager;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.constraint.AllocationTagsManager;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.constraint.MemoryPlacementConstraintManager;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttempt;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptMetrics;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.ContainerAllocationExpirer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
@@ -62,12 +58,8 @@ import org.apache.hadoop.yarn.server.resourcemanager.security.ClientToAMTokenSec
 import org.apache.hadoop.yarn.server.resourcemanager.security.NMTokenSecretManagerInRM;
 import org.apache.hadoop.yarn.server.resourcemanager.security.RMContainerTokenSecretManager;
 import org.apache.hadoop.yarn.server.resourcemanager.placement.ApplicationPlacementContext;
-import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.PendingAsk;
-import org.apache.hadoop.yarn.util.resource.Resources;
 import org.apache.hadoop.yarn.util.Records;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ContainerUpdates;
-import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerState;
 
 /**
  * Plays one scenario against one of YARN's schedulers, the way Hadoop's scheduler tests drive
@@ -398,7 +390,7 @@ abstract class Driver {
         stampCreation(sn.getReservedContainer());
       }
       for (RMContainer c : sn.getCopiedListOfRunningContainers()) {
-        if (ended(c)) {
+        if (Views.ended(c)) {
           sn.releaseContainer(c.getContainerId(), true);
         }
       }
@@ -534,7 +526,7 @@ abstract class Driver {
       amRequests = Collections.singletonList(request);
       asc.setAMContainerResourceRequests(amRequests);
     }
-    context.getRMApps().put(id, rmApp(app, asc, amRequests));
+    context.getRMApps().put(id, AppStubs.rmApp(context, app, asc, amRequests));
 
     try {
       app.rejection = submit(app, asc, body);
@@ -562,31 +554,7 @@ abstract class Driver {
     return app.rejection;
   }
 
-  private RMApp rmApp(App app, ApplicationSubmissionContext asc, List<ResourceRequest> amRequests) {
-    RMAppAttemptMetrics metrics = new RMAppAttemptMetrics(app.attempt, context);
-    Map<String, Supplier<Object>> attemptAnswers = new HashMap<>();
-    attemptAnswers.put("getAppAttemptId", () -> app.attempt);
-    attemptAnswers.put("getMasterContainer", () -> app.master);
-    attemptAnswers.put("getRMAppAttemptMetrics", () -> metrics);
-    attemptAnswers.put("getSubmissionContext", () -> asc);
-    RMAppAttempt attempt = Stubs.of(RMAppAttempt.class, attemptAnswers);
 
-    Map<String, Supplier<Object>> answers = new HashMap<>();
-    answers.put("getApplicationId", () -> app.id);
-    answers.put("getApplicationSubmissionContext", () -> asc);
-    answers.put("getAMResourceRequests", () -> amRequests);
-    answers.put("getCurrentAppAttempt", () -> attempt);
-    answers.put("getRMAppAttempt", () -> attempt);
-    answers.put("getUser", () -> app.user);
-    answers.put("getQueue", asc::getQueue);
-    answers.put("getName", () -> app.name);
-    answers.put("getApplicationPriority", asc::getPriority);
-    answers.put("getAppNodeLabelExpression", asc::getNodeLabelExpression);
-    answers.put("getAmNodeLabelExpression", asc::getNodeLabelExpression);
-    answers.put("getState", () -> RMAppState.RUNNING);
-    answers.put("getApplicationType", () -> "YARN");
-    return Stubs.of(RMApp.class, answers);
-  }
 
   private void ask(JsonNode body) {
     App app = app(body.get("app").asText());
@@ -620,7 +588,7 @@ abstract class Driver {
   List<Map.Entry<String, RMContainer>> live(App app) {
     List<Map.Entry<String, RMContainer>> live = new ArrayList<>();
     for (Map.Entry<String, RMContainer> entry : app.containers.entrySet()) {
-      if (!ended(entry.getValue())) {
+      if (!Views.ended(entry.getValue())) {
         live.add(entry);
       }
     }
@@ -638,7 +606,7 @@ abstract class Driver {
         }
         App app = app(name.substring(0, slash));
         RMContainer c = app.containers.get(name);
-        if (c == null || ended(c)) {
+        if (c == null || Views.ended(c)) {
           throw new StepError("container " + name + " is not live");
         }
         chosen.add(Map.entry(name, c));
@@ -784,19 +752,13 @@ abstract class Driver {
     observations.add(observation);
   }
 
-  static boolean ended(RMContainer c) {
-    RMContainerState state = c.getState();
-    return state == RMContainerState.COMPLETED
-        || state == RMContainerState.KILLED
-        || state == RMContainerState.RELEASED
-        || state == RMContainerState.EXPIRED;
-  }
+
 
   /** Preempted = containers of the app that ended with YARN's PREEMPTED exit status. */
   void countPreempted(App app) {
     int count = 0;
     for (RMContainer c : app.containers.values()) {
-      if (ended(c) && c.getContainerExitStatus() == ContainerExitStatus.PREEMPTED) {
+      if (Views.ended(c) && c.getContainerExitStatus() == ContainerExitStatus.PREEMPTED) {
         count++;
       }
     }
@@ -811,20 +773,7 @@ abstract class Driver {
     return amRunning ? "running" : "accepted";
   }
 
-  /** The app's outstanding ask on `*`, every scheduler key together. */
-  static Resource pendingAny(SchedulerApplicationAttempt attempt) {
-    Resource total = Resource.newInstance(0L, 0);
-    if (attempt == null) {
-      return total;
-    }
-    for (SchedulerRequestKey key : attempt.getAppSchedulingInfo().getSchedulerKeys()) {
-      PendingAsk any = attempt.getAppSchedulingInfo().getPendingAsk(key, ResourceRequest.ANY);
-      if (any != null && any.getCount() > 0) {
-        total = Resources.add(total, Resources.multiply(any.getPerAllocationResource(), any.getCount()));
-      }
-    }
-    return total;
-  }
+
 
   /** Names the app holding a reservation on a node, or null. */
   Object reservedFor(SchedulerNode node) {

@@ -170,7 +170,7 @@ final class FairDriver extends Driver {
     o.put("live_containers", attempt == null ? 0 : attempt.getLiveContainers().size());
     o.put("usage", Json.resource(attempt == null ? null : attempt.getResourceUsage()));
     o.put("demand", Json.resource(attempt == null ? null : attempt.getDemand()));
-    o.put("pending", Json.resource(pendingAny(attempt)));
+    o.put("pending", Json.resource(Views.pendingAny(attempt)));
     o.put("fair_share", Json.resource(attempt == null ? null : attempt.getFairShare()));
     o.put("starved", Json.resource(attempt == null ? null : FairAccess.starvation(attempt)));
     o.put("preempted", app.preempted);
