@@ -111,26 +111,29 @@ pub fn run(args: &DiffArgs) -> Result<ExitCode> {
         if !found.is_empty() {
             differing.push(line.file.display().to_string());
         }
-        for d in &found {
-            if let Some(i) = known.iter().position(|k| k.covers(&name, &scheduler, d)) {
+        // The known entry covering each difference, looked up once.
+        let covering: Vec<Option<&Known>> = found
+            .iter()
+            .map(|d| {
+                let i = known.iter().position(|k| k.covers(&name, &scheduler, d))?;
                 used[i] = true;
-            }
-        }
-        let reason = |d: &Difference| known.iter().find(|k| k.covers(&name, &scheduler, d)).map(|k| k.reason.as_str());
-        match found.iter().find(|d| reason(d).is_none()) {
-            Some(d) => {
+                Some(&known[i])
+            })
+            .collect();
+        match found.iter().zip(&covering).find(|(_, k)| k.is_none()) {
+            Some((d, _)) => {
                 differ += 1;
                 crate::outln!("DIFF {name} ({}): {}", line.file.display(), describe(d));
             }
-            None => match found.first() {
+            None => match found.first().zip(covering.first().copied().flatten()) {
                 // "unclassified:" marks a difference seen and listed but not yet explained.
-                Some(d) if reason(d).is_some_and(|r| r.starts_with("unclassified")) => {
+                Some((d, k)) if k.reason.starts_with("unclassified") => {
                     unclassified += 1;
                     crate::outln!("UNCLASSIFIED {name}: {}", describe(d));
                 }
-                Some(d) => {
+                Some((d, k)) => {
                     explained += 1;
-                    crate::outln!("KNOWN {name}: {} ({})", describe(d), reason(d).unwrap_or_default());
+                    crate::outln!("KNOWN {name}: {} ({})", describe(d), k.reason);
                 }
                 None => agree += 1,
             },

@@ -121,11 +121,7 @@ impl CapacityScheduler {
     /// leave it now (its maximum at most).
     pub(crate) fn publish_limits(&mut self) {
         for leaf in self.leaves() {
-            let path: Vec<QueueId> = self.path_to_root(leaf).collect();
-            let mut limit = self.cluster.partitions[PartitionId::DEFAULT.index()].total;
-            for w in path.windows(2).rev() {
-                limit = self.child_limit(w[1], w[0], limit, Resource::none(), PartitionId::DEFAULT);
-            }
+            let limit = self.limit_from_ancestors(leaf, PartitionId::DEFAULT);
             self.publish_limit(leaf, limit);
         }
     }
@@ -372,12 +368,19 @@ impl CapacityScheduler {
     /// The limit a queue works under now in partition `p`: its maximum, and what its
     /// ancestors leave it (as each parent hands a child its limit during allocation).
     pub fn current_limit(&self, q: QueueId, p: PartitionId) -> Resource {
+        let limit = self.limit_from_ancestors(q, p);
+        self.calc.min(&self.cluster.total, self.queues[q.index()].parts[p.index()].maximum, limit)
+    }
+
+    /// What the ancestors of `q` leave it in partition `p`, each parent handing its child a
+    /// limit from root down (`getResourceLimitsOfChild`), before `q`'s own maximum.
+    fn limit_from_ancestors(&self, q: QueueId, p: PartitionId) -> Resource {
         let path: Vec<QueueId> = self.path_to_root(q).collect();
         let mut limit = self.cluster.partitions[p.index()].total;
         for w in path.windows(2).rev() {
             limit = self.child_limit(w[1], w[0], limit, Resource::none(), p);
         }
-        self.calc.min(&self.cluster.total, self.queues[q.index()].parts[p.index()].maximum, limit)
+        limit
     }
 
     /// Recompute every usage aggregate from the applications and containers (after a

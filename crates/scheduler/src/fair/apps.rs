@@ -280,14 +280,7 @@ impl FairScheduler {
             let entry = &mut a.requests[index];
             let value = LocalityAsk { count: ask.num_containers, relax: ask.relax_locality };
             if at_any {
-                let before = entry.any_count();
-                entry.any = Some(value);
-                let delta = entry.any_count() as i64 - before as i64;
-                if delta > 0 {
-                    a.pending.add_assign(capability.times(delta));
-                } else if delta < 0 {
-                    a.pending.sub_assign(capability.times(-delta));
-                }
+                set_any(entry, &mut a.pending, Some(value));
             } else {
                 // The entry holds its name until it goes (allocated down to nothing, or the
                 // app finishes).
@@ -313,9 +306,7 @@ impl FairScheduler {
             }
             let entry = &mut a.requests[i];
             if ask.resource_name == ANY {
-                let before = entry.any_count();
-                entry.any = None;
-                a.pending.sub_assign(entry.capability.times(before as i64));
+                set_any(entry, &mut a.pending, None);
             } else if let Some(l) = self.cluster.locations.get(&ask.resource_name) {
                 if entry.locations.remove(&l).is_some() {
                     self.cluster.locations.release(l);
@@ -562,5 +553,18 @@ impl FairScheduler {
             Some(Reservation { app, priority, resource: capability, seq: 0 });
         self.apps[app.index()].reserved_nodes.push(node);
         Ok(())
+    }
+}
+
+/// Set the `*` ask of a request entry, keeping the application's pending total (the `*` asks'
+/// sum) in step with it.
+fn set_any(entry: &mut RequestEntry, pending: &mut Resource, value: Option<LocalityAsk>) {
+    let before = entry.any_count() as i64;
+    entry.any = value;
+    let delta = entry.any_count() as i64 - before;
+    if delta > 0 {
+        pending.add_assign(entry.capability.times(delta));
+    } else if delta < 0 {
+        pending.sub_assign(entry.capability.times(-delta));
     }
 }

@@ -52,7 +52,7 @@ impl Difference {
     }
 }
 
-fn compare_documents(fairloom: &Value, yarn: &Value, steps: &[Value], out: &mut Vec<Difference>) {
+fn compare_documents<'a>(fairloom: &'a Value, yarn: &'a Value, steps: &[Value], out: &mut Vec<Difference>) {
     let kind = |doc: &Value| doc.get("error").map(|e| e.get("kind").cloned().unwrap_or(Value::Null));
     match (kind(fairloom), kind(yarn)) {
         (None, None) => {}
@@ -74,11 +74,12 @@ fn compare_documents(fairloom: &Value, yarn: &Value, steps: &[Value], out: &mut 
     }
     let observe_steps: Vec<usize> =
         steps.iter().enumerate().filter(|(_, s)| s.get("observe").is_some()).map(|(i, _)| i).collect();
-    let empty = Vec::new();
-    let list = |doc: &Value, key: &str| doc.get(key).and_then(Value::as_array).unwrap_or(&empty).clone();
+    let list = |doc: &'a Value, key: &str| -> &'a [Value] {
+        doc.get(key).and_then(Value::as_array).map_or(&[], Vec::as_slice)
+    };
 
     let (ours, theirs) = (list(fairloom, "reloads"), list(yarn, "reloads"));
-    for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
+    for (i, (a, b)) in ours.iter().zip(theirs).enumerate() {
         let step = a["step"].as_u64().map(|s| s as usize);
         let (ra, rb) = (outcome(&a["result"]), outcome(&b["result"]));
         if ra != rb {
@@ -99,7 +100,7 @@ fn compare_documents(fairloom: &Value, yarn: &Value, steps: &[Value], out: &mut 
             yarn: theirs.len().into(),
         });
     }
-    for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
+    for (i, (a, b)) in ours.iter().zip(theirs).enumerate() {
         let label = a["label"].as_str().unwrap_or("?");
         let step = observe_steps.get(i).copied();
         let mut found = Vec::new();

@@ -224,15 +224,6 @@ impl Capacity {
         self.tree.leaf_indices().into_iter().filter(|&i| Some(i) != self.stopped).collect()
     }
 
-    fn parent_name(&self, rng: &mut Rng) -> String {
-        let parents = self.tree.inner_parents();
-        if parents.is_empty() {
-            "root".to_string()
-        } else {
-            pick(rng, &parents).path.clone()
-        }
-    }
-
     /// A leaf's short name or full path.
     fn leaf_name(&self, rng: &mut Rng, i: usize) -> String {
         let q = &self.tree.queues[i];
@@ -259,7 +250,7 @@ impl Flavor for Capacity {
                 ("default".to_string(), !exists)
             }
             86..=91 => ("nowhere".to_string(), true),
-            92..=96 => (self.parent_name(rng), true),
+            92..=96 => (self.tree.pick_parent(rng), true),
             _ => match self.stopped {
                 Some(s) => (self.leaf_name(rng, s), true),
                 None => ("nowhere".to_string(), true),
@@ -274,7 +265,7 @@ impl Flavor for Capacity {
                 let leaf = *pick(rng, &leaves);
                 self.leaf_name(rng, leaf)
             }
-            85..=89 => self.parent_name(rng),
+            85..=89 => self.tree.pick_parent(rng),
             90..=94 => "nowhere".to_string(),
             _ => "default".to_string(),
         }

@@ -349,7 +349,7 @@ impl Flavor for Fair {
             40..=74 => leaf.path.clone(),
             75..=84 => "default".to_string(),
             85..=92 => self.missing_queue(rng),
-            _ => self.parent_queue(rng),
+            _ => self.tree.pick_parent(rng),
         };
         (queue, false)
     }
@@ -362,7 +362,7 @@ impl Flavor for Fair {
             50..=69 => leaf.short_path().to_string(),
             70..=79 => "root.default".to_string(),
             80..=89 => self.missing_queue(rng),
-            _ => self.parent_queue(rng),
+            _ => self.tree.pick_parent(rng),
         }
     }
 
@@ -387,14 +387,5 @@ impl Fair {
             return format!("{}.dyn", pick(rng, &parents).path);
         }
         pick(rng, &["nowhere", "root.extra"]).to_string()
-    }
-
-    fn parent_queue(&self, rng: &mut Rng) -> String {
-        let parents = self.tree.inner_parents();
-        if parents.is_empty() {
-            "root".to_string()
-        } else {
-            pick(rng, &parents).path.clone()
-        }
     }
 }

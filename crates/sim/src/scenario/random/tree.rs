@@ -1,6 +1,6 @@
 //! A random queue tree, shared by both schedulers' configurations.
 
-use super::{between, chance};
+use super::{between, chance, pick};
 use crate::load::rng::Rng;
 
 /// At most this many queues besides root: single letters name them, and a larger tree only
@@ -93,6 +93,17 @@ impl Tree {
     /// The parents reachable from root, root excluded.
     pub fn inner_parents(&self) -> Vec<&Queue> {
         self.reachable().into_iter().skip(1).map(|i| &self.queues[i]).filter(|q| !q.is_leaf()).collect()
+    }
+
+    /// The path of a parent below root drawn at random, or `root` when there is none (a
+    /// submission or move target that is not a leaf).
+    pub fn pick_parent(&self, rng: &mut Rng) -> String {
+        let parents = self.inner_parents();
+        if parents.is_empty() {
+            "root".to_string()
+        } else {
+            pick(rng, &parents).path.clone()
+        }
     }
 
     /// Add a leaf under root with the next unused letter (a reload that grows the tree).

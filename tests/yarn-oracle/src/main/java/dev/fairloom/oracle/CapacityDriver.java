@@ -36,7 +36,6 @@ final class CapacityDriver extends Driver {
   /** Properties and capacity keys as last loaded, for reloads that replace one of them. */
   private JsonNode properties;
   private JsonNode capacity;
-  private final Map<String, String> lastQueue = new java.util.HashMap<>();
 
   CapacityDriver(JsonNode doc) {
     super(doc);
@@ -76,15 +75,10 @@ final class CapacityDriver extends Driver {
    * scenario sets it: YARN 3.4's default, and heartbeats allocate only then.
    */
   private Configuration configuration() {
-    Configuration c = new YarnConfiguration();
-    c.set("hadoop.security.group.mapping", ScenarioGroups.class.getName());
-    c.set(YarnConfiguration.RM_SCHEDULER, CapacityScheduler.class.getName());
+    Configuration c = configuration(CapacityScheduler.class);
     c.setBoolean("yarn.scheduler.capacity.schedule-asynchronously.enable", false);
-    for (JsonNode part : new JsonNode[] {properties, capacity}) {
-      if (part != null) {
-        part.fields().forEachRemaining(e -> c.set(e.getKey(), Json.property(e.getValue())));
-      }
-    }
+    overlay(c, properties);
+    overlay(c, capacity);
     return c;
   }
 
@@ -185,27 +179,19 @@ final class CapacityDriver extends Driver {
 
   @Override
   Map<String, Object> observeApp(App app) {
-    Map<String, Object> o = Json.object();
     FiCaSchedulerApp attempt = app.accepted() ? cs.getApplicationAttempt(app.attempt) : null;
-    boolean runnable = false;
-    if (attempt != null) {
-      CSQueue queue = (CSQueue) attempt.getQueue();
-      lastQueue.put(app.name, queue.getQueuePath());
-      runnable = queue instanceof AbstractLeafQueue
-          && ((AbstractLeafQueue) queue).getApplications().contains(attempt);
-    }
+    CSQueue queue = attempt == null ? null : (CSQueue) attempt.getQueue();
+    boolean runnable = queue instanceof AbstractLeafQueue
+        && ((AbstractLeafQueue) queue).getApplications().contains(attempt);
+    Map<String, Object> o =
+        observeCommon(
+            app, attempt, queue == null ? null : queue.getQueuePath(), runnable,
+            attempt != null && app.master != null);
     Resource usage = attempt == null ? Resource.newInstance(0L, 0) : attempt.getCurrentConsumption();
     Resource pending = Views.pendingAny(attempt);
-    o.put("queue", app.accepted() ? lastQueue.get(app.name) : null);
-    o.put("state", state(app, runnable, app.master != null));
-    o.put("rejection", app.rejection);
-    o.put("runnable", runnable);
-    o.put("am_running", attempt != null && app.master != null);
-    o.put("live_containers", attempt == null ? 0 : attempt.getLiveContainers().size());
     o.put("usage", Json.resource(usage));
     o.put("pending", Json.resource(pending));
     o.put("demand", Json.resource(Resources.add(usage, pending)));
-    o.put("preempted", app.preempted);
     o.put("preemption_marked", attempt == null ? 0 : marked(attempt));
     if (attempt != null) {
       o.put("priority", attempt.getPriority().getPriority());

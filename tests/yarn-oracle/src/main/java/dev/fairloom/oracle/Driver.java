@@ -92,6 +92,8 @@ abstract class Driver {
     String rejection;
     boolean finished;
     Container master;
+    /** Its leaf's path as last seen (a finished application keeps it, as fairloom does). */
+    String queue;
     /** Every container allocated or placed, by name; the live ones are those not completed. */
     final LinkedHashMap<String, RMContainer> containers = new LinkedHashMap<>();
     int named;
@@ -147,15 +149,19 @@ abstract class Driver {
   /** Submission as RMAppManager does it; returns the rejection message or null. */
   abstract String submit(App app, ApplicationSubmissionContext asc, JsonNode body) throws Exception;
 
-  /** The YARN configuration from `properties`: the scheduler class is set by the subclass. */
-  Configuration baseConfiguration() {
+  /** A YARN configuration for `scheduler`, its groups from the scenario; parts come on top. */
+  static Configuration configuration(Class<?> scheduler) {
     Configuration c = new YarnConfiguration();
     c.set("hadoop.security.group.mapping", ScenarioGroups.class.getName());
-    JsonNode props = doc.get("properties");
-    if (props != null) {
-      props.fields().forEachRemaining(e -> c.set(e.getKey(), Json.property(e.getValue())));
-    }
+    c.set(YarnConfiguration.RM_SCHEDULER, scheduler.getName());
     return c;
+  }
+
+  /** A scenario's key-value part (`properties`, `capacity`) over `c`; an absent part is none. */
+  static void overlay(Configuration c, JsonNode part) {
+    if (part != null) {
+      part.fields().forEachRemaining(e -> c.set(e.getKey(), Json.property(e.getValue())));
+    }
   }
 
   /** The RM context Hadoop's tests build by hand (capacity TestUtils.getMockRMContext). */
@@ -198,10 +204,7 @@ abstract class Driver {
     } catch (Unsupported e) {
       return error(out, "unsupported", e.getMessage(), null);
     } catch (Throwable e) {
-      if (System.getenv("ORACLE_TRACE") != null) {
-        e.printStackTrace();
-      }
-      return error(out, "config", describe(e), null);
+      return error(out, "config", traced(e), null);
     }
     JsonNode steps = doc.get("steps");
     int index = 0;
@@ -223,17 +226,23 @@ abstract class Driver {
     } catch (Unsupported e) {
       return error(out, "unsupported", e.getMessage(), null);
     } catch (Throwable e) {
-      if (System.getenv("ORACLE_TRACE") != null) {
-        e.printStackTrace();
-      }
-      return error(out, "scenario", describe(e), index);
+      return error(out, "scenario", traced(e), index);
     }
     out.put("observations", observations);
     out.put("reloads", reloads);
     return out;
   }
 
-  private static Map<String, Object> error(
+  /** `describe(e)`, with the stack trace on stderr when ORACLE_TRACE is set. */
+  private static String traced(Throwable e) {
+    if (System.getenv("ORACLE_TRACE") != null) {
+      e.printStackTrace();
+    }
+    return describe(e);
+  }
+
+  /** `out` as fairloom's error document: `{"error": {"kind", "message", "step"}}`. */
+  static Map<String, Object> error(
       Map<String, Object> out, String kind, String message, Integer step) {
     Map<String, Object> error = Json.object();
     error.put("kind", kind);
@@ -763,6 +772,26 @@ abstract class Driver {
       }
     }
     app.preempted = count;
+  }
+
+  /**
+   * The fields both schedulers report for an application: `attempt` is YARN's, null once the
+   * application finished or when it was rejected; `queuePath` its leaf's path when it is live.
+   */
+  Map<String, Object> observeCommon(
+      App app, SchedulerApplicationAttempt attempt, String queuePath, boolean runnable, boolean amRunning) {
+    Map<String, Object> o = Json.object();
+    if (queuePath != null) {
+      app.queue = queuePath;
+    }
+    o.put("queue", app.accepted() ? app.queue : null);
+    o.put("state", state(app, runnable, amRunning));
+    o.put("rejection", app.rejection);
+    o.put("runnable", runnable);
+    o.put("am_running", amRunning);
+    o.put("live_containers", attempt == null ? 0 : attempt.getLiveContainers().size());
+    o.put("preempted", app.preempted);
+    return o;
   }
 
   /** The state fairloom reports, from what the RM would know. */

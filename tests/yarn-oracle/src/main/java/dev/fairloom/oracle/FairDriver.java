@@ -6,8 +6,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.Map;
 import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
-import org.apache.hadoop.yarn.api.records.Resource;
-import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.exceptions.YarnException;
 import org.apache.hadoop.yarn.server.resourcemanager.placement.ApplicationPlacementContext;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNodeImpl;
@@ -23,8 +21,6 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairSchedule
 final class FairDriver extends Driver {
   private FairScheduler fs;
   private File allocationFile;
-  /** A finished application's last queue, as fairloom keeps it. */
-  private final Map<String, String> lastQueue = new java.util.HashMap<>();
 
   FairDriver(JsonNode doc) {
     super(doc);
@@ -40,8 +36,8 @@ final class FairDriver extends Driver {
     if (doc.has("capacity") || doc.has("node_labels")) {
       throw new Unsupported("capacity or node_labels under the Fair Scheduler");
     }
-    conf = baseConfiguration();
-    conf.set(YarnConfiguration.RM_SCHEDULER, FairScheduler.class.getName());
+    conf = configuration(FairScheduler.class);
+    overlay(conf, doc.get("properties"));
     allocationFile = File.createTempFile("fair-scheduler-", ".xml");
     allocationFile.deleteOnExit();
     // No `allocations` is an empty file, not a missing one: the loader then keeps its path for
@@ -107,7 +103,7 @@ final class FairDriver extends Driver {
       }
     }
     if (body.has("properties")) {
-      body.get("properties").fields().forEachRemaining(e -> conf.set(e.getKey(), Json.property(e.getValue())));
+      overlay(conf, body.get("properties"));
       fs.reinitialize(conf, context);
     }
     return null;
@@ -155,25 +151,19 @@ final class FairDriver extends Driver {
 
   @Override
   Map<String, Object> observeApp(App app) throws Exception {
-    Map<String, Object> o = Json.object();
     FSAppAttempt attempt = app.accepted() ? fs.getSchedulerApp(app.attempt) : null;
-    boolean runnable = attempt != null && FairAccess.runnable(attempt);
-    if (attempt != null) {
-      lastQueue.put(app.name, attempt.getQueue().getName());
-    }
-    o.put("queue", app.accepted() ? lastQueue.get(app.name) : null);
-    boolean amRunning = attempt != null && attempt.isAmRunning();
-    o.put("state", state(app, runnable, amRunning));
-    o.put("rejection", app.rejection);
-    o.put("runnable", runnable);
-    o.put("am_running", amRunning);
-    o.put("live_containers", attempt == null ? 0 : attempt.getLiveContainers().size());
+    Map<String, Object> o =
+        observeCommon(
+            app,
+            attempt,
+            attempt == null ? null : attempt.getQueue().getName(),
+            attempt != null && FairAccess.runnable(attempt),
+            attempt != null && attempt.isAmRunning());
     o.put("usage", Json.resource(attempt == null ? null : attempt.getResourceUsage()));
     o.put("demand", Json.resource(attempt == null ? null : attempt.getDemand()));
     o.put("pending", Json.resource(Views.pendingAny(attempt)));
     o.put("fair_share", Json.resource(attempt == null ? null : attempt.getFairShare()));
     o.put("starved", Json.resource(attempt == null ? null : FairAccess.starvation(attempt)));
-    o.put("preempted", app.preempted);
     o.put("preemption_marked", attempt == null ? 0 : FairAccess.preemptionMarked(attempt));
     return o;
   }

@@ -59,12 +59,7 @@ public final class Main {
     try {
       doc = mapper.readTree(new File(file));
     } catch (Exception e) {
-      Map<String, Object> out = Json.object();
-      Map<String, Object> error = Json.object();
-      error.put("kind", "document");
-      error.put("message", Driver.describe(e));
-      out.put("error", error);
-      return out;
+      return Driver.error(Json.object(), "document", Driver.describe(e), null);
     }
     String scheduler = Json.text(doc, "scheduler", "fair");
     Driver driver;
@@ -77,12 +72,8 @@ public final class Main {
         break;
       default:
         Map<String, Object> out = Json.object();
-        Map<String, Object> error = Json.object();
-        error.put("kind", "unsupported");
-        error.put("message", "scheduler " + scheduler);
         out.put("name", Json.text(doc, "name", ""));
-        out.put("error", error);
-        return out;
+        return Driver.error(out, "unsupported", "scheduler " + scheduler, null);
     }
     return driver.run();
   }
