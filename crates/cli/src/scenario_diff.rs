@@ -44,16 +44,53 @@ struct Known {
     scheduler: Option<String>,
     #[serde(default)]
     path: Option<String>,
+    /// A step kind (`move`, `reload`, ...), or `rejected reload`: only differences that come
+    /// after such a step.
+    #[serde(default)]
+    after: Option<String>,
     reason: String,
 }
 
 impl Known {
     /// `scenario` is a name or `*`; `path` a prefix of the field path without its observation
     /// label (`queues.root.default`), or of the whole path (`reloads`, `error`).
-    fn covers(&self, scenario: &str, scheduler: &str, d: &Difference) -> bool {
-        self.scheduler.as_deref().is_none_or(|s| s == scheduler)
-            && glob_prefix(&self.scenario, scenario, false)
+    fn covers(&self, scenario: &Run<'_>, d: &Difference) -> bool {
+        self.scheduler.as_deref().is_none_or(|s| s == scenario.scheduler)
+            && glob_prefix(&self.scenario, scenario.name, false)
             && self.path.as_deref().is_none_or(|p| glob_prefix(p, d.field(), true) || glob_prefix(p, &d.path, true))
+            && self.after.as_deref().is_none_or(|kind| {
+                let before = d.step.map_or(0, |i| i.min(scenario.steps.len()));
+                match kind {
+                    "rejected reload" => scenario.rejected_reloads.iter().any(|&i| i < before),
+                    _ => scenario.steps[..before].iter().any(|s| s.get(kind).is_some()),
+                }
+            })
+    }
+}
+
+/// What a known difference is matched against: the scenario and fairloom's run of it.
+struct Run<'a> {
+    name: &'a str,
+    scheduler: &'a str,
+    steps: &'a [Value],
+    /// The steps of the reloads fairloom rejected.
+    rejected_reloads: Vec<usize>,
+}
+
+impl<'a> Run<'a> {
+    fn new(name: &'a str, scheduler: &'a str, steps: &'a [Value], ours: &Value) -> Self {
+        let rejected_reloads = ours["reloads"]
+            .as_array()
+            .map(|reloads| {
+                reloads
+                    .iter()
+                    .filter(|r| r["result"].as_str().is_some_and(|s| s.starts_with("rejected")))
+                    .filter_map(|r| r["step"].as_u64())
+                    .map(|i| i as usize)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self { name, scheduler, steps, rejected_reloads }
     }
 }
 
@@ -112,10 +149,11 @@ pub fn run(args: &DiffArgs) -> Result<ExitCode> {
             differing.push(line.file.display().to_string());
         }
         // The known entry covering each difference, looked up once.
+        let run = Run::new(&name, &scheduler, &steps, &ours);
         let covering: Vec<Option<&Known>> = found
             .iter()
             .map(|d| {
-                let i = known.iter().position(|k| k.covers(&name, &scheduler, d))?;
+                let i = known.iter().position(|k| k.covers(&run, d))?;
                 used[i] = true;
                 Some(&known[i])
             })

@@ -286,3 +286,34 @@ fn found_sequence_kept_orders_match_sorting() {
     assert!(!kept.is_empty());
     assert_eq!(kept, sorted);
 }
+
+/// Found by the property above: a leaf held by its user limit must still publish the limit
+/// each walk hands it, as the sorted walk's visit does (a waiting AM is activated by it).
+#[test]
+fn found_sequence_held_leaf_publishes_its_limit() {
+    use Event::*;
+    let submit = |queue, user, managed, priority| Submit { queue, user, managed, priority, labelled: false };
+    let ask = |app, size, count| Ask { app, priority: 0, size, count, node_local: None, labelled: false };
+    let events = [
+        submit(3, 0, false, 0),
+        submit(2, 2, false, 2),
+        submit(2, 2, true, 0),
+        Finish(2),
+        ask(5, 1, 3),
+        AddNode { size: 0, labelled: true },
+        submit(2, 0, false, 0),
+        Finish(4),
+        ask(0, 0, 2),
+        Heartbeat(0),
+        RemoveNode(2),
+        AddNode { size: 1, labelled: false },
+        submit(2, 0, true, 0),
+        Heartbeat(0),
+        Finish(6),
+        Heartbeat(4),
+    ];
+    let kept = run(1, false, &events).unwrap();
+    let sorted = run(1, true, &events).unwrap();
+    assert!(!kept.is_empty());
+    assert_eq!(kept, sorted);
+}

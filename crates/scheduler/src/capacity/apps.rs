@@ -371,8 +371,8 @@ impl CapacityScheduler {
         }
     }
 
-    /// Add (or take) `r` to the app's pending in partition `p`; an activated app's pending
-    /// also counts in its queue path, and whether it asks at all makes its user active.
+    /// Add (or take) `r` to the app's pending in partition `p`; it also counts in its queue
+    /// path, and whether an activated app asks at all makes its user active.
     pub(crate) fn shift_pending(&mut self, app: AppId, p: PartitionId, r: Resource, add: bool) {
         let moved = self.move_pending(app, p, r, add);
         self.rekey_after_pending(app, p, moved);
@@ -403,10 +403,11 @@ impl CapacityScheduler {
         }
         let asking = a.has_pending();
         let has = a.pending[p.index()].any_positive();
-        if !a.activated {
-            return Moved::App;
-        }
-        let leaf = a.queue.expect("an activated application has a queue");
+        // Every accepted application's asks count in its queue path, activated or not, as
+        // YARN's AppSchedulingInfo counts them (queue.incPendingResource); whether it asks
+        // makes its user active only once it is activated.
+        let Some(leaf) = a.queue.filter(|_| a.is_alive()) else { return Moved::App };
+        let activated = a.activated;
         let mut q = Some(leaf);
         while let Some(id) = q {
             let part = &mut self.queues[id.index()].parts[p.index()];
@@ -417,10 +418,10 @@ impl CapacityScheduler {
             }
             q = self.queues[id.index()].parent;
         }
-        if was_asking != asking {
+        if activated && was_asking != asking {
             self.user_asks(app, leaf, asking);
         }
-        Moved::Path { leaf, app_flip: had != has }
+        Moved::Path { leaf, app_flip: activated && had != has }
     }
 
     /// Fair ordering with size-based weight orders by demand, which pending changes.
@@ -433,7 +434,7 @@ impl CapacityScheduler {
 
     /// One of the user's activated applications starts (or stops) asking: the user becomes
     /// active with its first such app and inactive with its last.
-    fn user_asks(&mut self, app: AppId, leaf: QueueId, asking: bool) {
+    pub(crate) fn user_asks(&mut self, app: AppId, leaf: QueueId, asking: bool) {
         let q = &mut self.queues[leaf.index()];
         let u = q.users.at_mut(self.apps[app.index()].user_slot);
         let was_active = u.is_active();
@@ -641,14 +642,12 @@ impl CapacityScheduler {
     /// Take `app` out of its leaf's lists: its AM usage, pending and user counts go.
     fn detach(&mut self, app: AppId, leaf: QueueId) {
         let activated = self.apps[app.index()].activated;
-        if activated {
-            // Withdraw its pending from the path while it still counts as activated.
-            let pending = self.apps[app.index()].pending.clone();
-            for (p, r) in pending.iter().enumerate() {
-                self.shift_pending(app, PartitionId(p as u32), *r, false);
-            }
-            self.apps[app.index()].pending = pending;
+        // Withdraw its pending from the path while it still counts as activated.
+        let pending = self.apps[app.index()].pending.clone();
+        for (p, r) in pending.iter().enumerate() {
+            self.shift_pending(app, PartitionId(p as u32), *r, false);
         }
+        self.apps[app.index()].pending = pending;
         self.detach_app_keys(app, leaf);
         let a = &mut self.apps[app.index()];
         let (slot, am, am_p) = (a.user_slot, a.am_resource, a.am_partition);
@@ -715,6 +714,11 @@ impl CapacityScheduler {
             let p = PartitionId(p as u32);
             self.charge(app, p, *u, true, false);
             self.charge(app, p, *r, true, true);
+        }
+        // Its asks count in the new path (detach took them out of the old one).
+        let pending = std::mem::replace(&mut self.apps[app.index()].pending, vec![Resource::none(); nparts]);
+        for (p, r) in pending.into_iter().enumerate() {
+            self.shift_pending(app, PartitionId(p as u32), r, true);
         }
         self.activate(dest);
         self.activate(source);

@@ -352,6 +352,12 @@ impl CapacityScheduler {
             }
             if user_limit.is_none() {
                 self.publish_limit(leaf, limit);
+                // A held leaf: every application would be refused by the cached user limit
+                // again. It is visited anyway because the visit publishes the limit the AM
+                // limit (activation) reads, as sorting visits it; its applications are not.
+                if incremental && offer.respect && self.q(leaf).parts[p.index()].held() {
+                    return Outcome::NONE;
+                }
             }
             let user_limit =
                 *user_limit.get_or_insert_with(|| self.cached_user_limit(leaf, offer.partition, offer.respect));

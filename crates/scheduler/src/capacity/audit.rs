@@ -53,9 +53,7 @@ impl CapacityScheduler {
                     let f = &mut parts[q.index()][p];
                     f.used.add_assign(used);
                     f.reserved.add_assign(a.reserved[p]);
-                    if a.activated {
-                        f.pending.add_assign(a.pending[p]);
-                    }
+                    f.pending.add_assign(a.pending[p]);
                 }
             }
             if a.activated {

@@ -93,12 +93,12 @@ impl CapacityScheduler {
     }
 
     /// Whether `q` belongs in its parent's kept order for partition `p`: a leaf that has
-    /// something pending there and whose apps are not all held by the user limit, a parent
-    /// with such a child.
+    /// something pending there, a parent with such a child. A held leaf stays in: the walk
+    /// must still reach it where sorting would, to publish its limit (see `assign_leaf`).
     pub(crate) fn is_member(&self, q: QueueId, p: PartitionId) -> bool {
         let queue = &self.queues[q.index()];
         if queue.leaf {
-            self.wants(q, p, true) && !queue.parts[p.index()].held()
+            self.wants(q, p, true)
         } else {
             queue.parts[p.index()].accessible && !queue.parts[p.index()].members.is_empty()
         }
@@ -174,31 +174,21 @@ impl CapacityScheduler {
     }
 
     /// The leaf's user limit may have changed (or an app joined): it is computed again at
-    /// the next visit, and a leaf that was held comes back into its parent's order.
+    /// the next visit, and a leaf that was held has its applications tried again.
     pub(crate) fn unhold(&mut self, leaf: QueueId, p: PartitionId) {
-        let part = &mut self.queues[leaf.index()].parts[p.index()];
-        let was_held = part.held();
-        part.forget_user_limit();
-        if was_held {
-            self.refresh_path(leaf, p);
-        }
+        self.queues[leaf.index()].parts[p.index()].forget_user_limit();
     }
 
-    /// What the hold on `leaf` in `p` rested on changed, its user limit did not: the leaf
-    /// comes back into its parent's order, the limit stays cached.
+    /// What the hold on `leaf` in `p` rested on changed, its user limit did not: the leaf's
+    /// applications are tried again, the limit stays cached.
     pub(crate) fn release_hold(&mut self, leaf: QueueId, p: PartitionId) {
-        let part = &mut self.queues[leaf.index()].parts[p.index()];
-        if part.held() {
-            part.all_users_held = false;
-            self.refresh_path(leaf, p);
-        }
+        self.queues[leaf.index()].parts[p.index()].all_users_held = false;
     }
 
-    /// The last walk found every app of `leaf` held by its user limit: the leaf leaves the
-    /// kept orders until something could free one.
+    /// The last walk found every app of `leaf` held by its user limit: later walks pass
+    /// its applications by until something could free one.
     pub(crate) fn hold(&mut self, leaf: QueueId, p: PartitionId) {
         self.queues[leaf.index()].parts[p.index()].all_users_held = true;
-        self.refresh_path(leaf, p);
     }
 
     /// Take `app` out of every order (it leaves its leaf).
@@ -293,7 +283,7 @@ impl CapacityScheduler {
     fn fresh_member(&self, q: QueueId, p: PartitionId) -> bool {
         let queue = &self.queues[q.index()];
         if queue.leaf {
-            self.wants(q, p, true) && !queue.parts[p.index()].held()
+            self.wants(q, p, true)
         } else {
             queue.parts[p.index()].accessible && queue.children.iter().any(|&c| self.fresh_member(c, p))
         }

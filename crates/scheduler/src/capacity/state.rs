@@ -61,7 +61,8 @@ pub struct QueuePart {
     pub limit_note: Option<(u64, Resource)>,
     /// Leaves: the last RESPECT walk found every application here held by the cached user
     /// limit. Nothing that could free one has happened since while the cache stands and no
-    /// app joined the order, so the leaf stays out of its parent's kept order.
+    /// app joined the order, so the kept walk passes its applications by (it still visits
+    /// the leaf: the visit publishes the leaf's limit).
     pub all_users_held: bool,
 }
 

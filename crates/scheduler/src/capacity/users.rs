@@ -116,8 +116,8 @@ impl CapacityScheduler {
     pub fn am_limit(&self, leaf: QueueId, p: PartitionId) -> Resource {
         let part = self.q(leaf).part(p);
         let step = self.props.minimum_allocation;
-        let partition = self.cluster.partitions[p.index()].total;
-        let guarantee = self.calc.multiply_and_normalize_up(&partition, part.abs_capacity as f64, &step);
+        // getEffectiveCapacity: the guarantee as the queue's effective minimum resource.
+        let guarantee = part.guaranteed;
         let current = if p == PartitionId::DEFAULT { self.q(leaf).published_limit } else { Resource::none() };
         let usable = if self.calc.fits_in(&guarantee, &current) { current } else { guarantee };
         self.calc.multiply_and_normalize_up(&usable, part.max_am_percent as f64, &step)
@@ -138,8 +138,7 @@ impl CapacityScheduler {
         let step = self.props.minimum_allocation;
         let users = self.users_for_am_limit(leaf).max(1) as f32;
         let effective = (q.settings.min_user_limit_percent / 100.0).max(1.0 / users).min(1.0);
-        let partition = self.cluster.partitions[p.index()].total;
-        let guarantee = self.calc.multiply_and_normalize_up(&partition, part.abs_capacity as f64, &step);
+        let guarantee = part.guaranteed;
         // A factor of -1 lifts the user limit: the user may take the queue's whole AM share.
         let factor = if q.settings.user_limit_factor == -1.0 {
             part.max_am_percent
@@ -212,11 +211,14 @@ impl CapacityScheduler {
         u.am_used[p.index()].add_assign(am);
         q.parts[p.index()].am_used.add_assign(am);
         self.insert_active(leaf, app);
-        // Its asks now count for the queue and make its user active.
-        let nparts = self.nparts();
-        let pending = std::mem::replace(&mut self.apps[app.index()].pending, vec![Resource::none(); nparts]);
-        for (p, r) in pending.into_iter().enumerate() {
-            self.shift_pending(app, PartitionId(p as u32), r, true);
+        // Its asks (already in the queue path) now make its user active and give it a place
+        // in the leaf's order.
+        if self.apps[app.index()].has_pending() {
+            self.user_asks(app, leaf, true);
+        }
+        self.refresh_app_keys(app);
+        for p in 0..self.nparts() {
+            self.refresh_path(leaf, PartitionId(p as u32));
         }
     }
 

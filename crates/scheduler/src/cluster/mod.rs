@@ -2,6 +2,7 @@
 //! interned host and rack names. A scheduler owns one [`Cluster`] and keeps its own queues
 //! and applications beside it; the cluster never decides anything.
 
+pub mod hash_order;
 pub mod ids;
 pub mod live;
 
@@ -192,6 +193,8 @@ pub struct Cluster {
     pub(crate) free_nodes: Vec<u32>,
     /// The live nodes in registration order: what every walk over the nodes follows.
     pub(crate) node_order: Vec<NodeId>,
+    /// The live nodes in the order YARN's node tracker iterates them (its `HashMap`'s).
+    pub(crate) yarn_order: hash_order::HashOrder,
     pub(crate) nodes_registered: u32,
     pub(crate) node_index: HashMap<String, NodeId>,
     pub containers: Vec<Container>,
@@ -216,6 +219,7 @@ impl Default for Cluster {
             nodes: Vec::new(),
             free_nodes: Vec::new(),
             node_order: Vec::new(),
+            yarn_order: hash_order::HashOrder::default(),
             nodes_registered: 0,
             node_index: HashMap::new(),
             containers: Vec::new(),
@@ -281,6 +285,8 @@ impl Cluster {
         };
         put_in_slot(&mut self.nodes, id.0, node);
         self.node_order.push(id);
+        let (host, port) = hash_order::yarn_node_id(name, seq);
+        self.yarn_order.insert(id, hash_order::node_id_hash(host, port), u64::from(seq));
         self.node_index.insert(name.to_string(), id);
         *self.rack_sizes.entry(rack).or_default() += 1;
         self.live_nodes += 1;
@@ -309,6 +315,7 @@ impl Cluster {
             }
         }
         self.node_order.retain(|&id| id != node);
+        self.yarn_order.remove(node);
         self.free_nodes.push(node.0);
         self.locations.release(self.nodes[node.index()].location);
         self.locations.release(rack);
@@ -330,6 +337,12 @@ impl Cluster {
     /// The live nodes, in registration order.
     pub fn nodes(&self) -> impl Iterator<Item = (NodeId, &Node)> {
         self.node_order.iter().map(|&id| (id, &self.nodes[id.index()]))
+    }
+
+    /// The live nodes in the order YARN's `ClusterNodeTracker.getAllNodes` lists them: the
+    /// iteration order of its `HashMap<NodeId, _>` (see [`hash_order`]).
+    pub fn nodes_in_yarn_order(&self) -> impl Iterator<Item = (NodeId, &Node)> {
+        self.yarn_order.nodes().iter().map(|&id| (id, &self.nodes[id.index()]))
     }
 
     /// Node slots, live or free (what the arena holds: at most the most nodes ever live at once).

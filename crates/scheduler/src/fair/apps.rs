@@ -94,6 +94,7 @@ impl FairScheduler {
             next_starvation_check: 0,
             marked: 0,
             marked_resource: Resource::none(),
+            ask_stamps: 0,
         };
         put_in_slot(&mut self.apps, slot, app);
         self.rank_app(id);
@@ -254,8 +255,29 @@ impl FairScheduler {
                 }
             }
         }
-        for (ask, capability) in asks.iter().zip(capabilities) {
+        // Applied in YARN's order, which decides where each new name lands in its key's map
+        // (preemption reads them in that order; see `ask_order`).
+        let mut key_stamp = 0;
+        let mut last_priority = None;
+        let mut cleared: Vec<i32> = Vec::new();
+        for i in super::ask_order::batch_order(asks) {
+            let (ask, capability) = (&asks[i], capabilities[i]);
             let at_any = ask.resource_name == ANY;
+            if last_priority != Some(ask.priority) {
+                last_priority = Some(ask.priority);
+                key_stamp = match self.apps[app.index()].requests.iter().find(|e| e.priority == ask.priority) {
+                    Some(e) if self.ask_key_held(app, ask.priority) => e.key_stamp,
+                    _ => self.next_ask_stamp(app),
+                };
+                for e in self.apps[app.index()].requests.iter_mut().filter(|e| e.priority == ask.priority) {
+                    e.key_stamp = key_stamp;
+                }
+            }
+            let location = if at_any { None } else { self.cluster.locations.get(&ask.resource_name) };
+            let stamp = match self.held_name_stamp(app, ask.priority, location) {
+                Some(stamp) => stamp,
+                None => self.next_ask_stamp(app),
+            };
             self.drop_other_capabilities(app, ask, &capability);
             let a = &mut self.apps[app.index()];
             let index = match a.request_index(ask.priority, &capability) {
@@ -269,6 +291,7 @@ impl FairScheduler {
                             capability,
                             any: None,
                             locations: BTreeMap::new(),
+                            key_stamp,
                             scheduling_opportunities: 0,
                             allowed_locality: None,
                             last_scheduled: None,
@@ -278,9 +301,14 @@ impl FairScheduler {
                 }
             };
             let entry = &mut a.requests[index];
-            let value = LocalityAsk { count: ask.num_containers, relax: ask.relax_locality };
+            let value = LocalityAsk { count: ask.num_containers, relax: ask.relax_locality, stamp };
             if at_any {
                 set_any(entry, &mut a.pending, Some(value));
+                if ask.num_containers <= 0 {
+                    cleared.push(ask.priority);
+                } else {
+                    cleared.retain(|&p| p != ask.priority);
+                }
             } else {
                 // The entry holds its name until it goes (allocated down to nothing, or the
                 // app finishes).
@@ -288,8 +316,31 @@ impl FairScheduler {
                 entry.locations.insert(l, value);
             }
         }
+        // A `*` ask of nothing ends the key in YARN (updatePendingResources drops its placement
+        // allocator): every name at that priority goes with it, so a later ask starts afresh.
+        for priority in cleared {
+            self.clear_asks_at(app, priority);
+        }
         self.touch_demand(app);
         Ok(())
+    }
+
+    fn next_ask_stamp(&mut self, app: AppId) -> u32 {
+        let a = &mut self.apps[app.index()];
+        a.ask_stamps += 1;
+        a.ask_stamps
+    }
+
+    /// Every ask at `priority` goes (its entries stay, with their scheduling opportunities and
+    /// allowed locality, which YARN keeps per key in the application attempt).
+    fn clear_asks_at(&mut self, app: AppId, priority: i32) {
+        let a = &mut self.apps[app.index()];
+        for entry in a.requests.iter_mut().filter(|e| e.priority == priority) {
+            set_any(entry, &mut a.pending, None);
+            for l in std::mem::take(&mut entry.locations).into_keys() {
+                self.cluster.locations.release(l);
+            }
+        }
     }
 
     /// Takes the ask's priority and name out of the entries of other capabilities at that
@@ -458,9 +509,8 @@ impl FairScheduler {
         if was_runnable {
             self.untrack_runnable(app);
         }
-        for node in self.apps[app.index()].reserved_nodes.clone() {
-            self.unreserve(app, node);
-        }
+        // Its reservations stay where they are (SchedulerApplicationAttempt.move only moves
+        // their metrics to the new queue).
         self.charge_path(old, usage, false);
         self.apps[app.index()].queue = Some(target);
         self.q_mut(old).app_refs -= 1;

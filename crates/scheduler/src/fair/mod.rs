@@ -3,6 +3,7 @@
 //! scheduling, reservations and starvation-driven preemption.
 
 mod apps;
+mod ask_order;
 mod assign;
 mod audit;
 mod driver;

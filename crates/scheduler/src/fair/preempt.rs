@@ -5,9 +5,10 @@
 
 use fairloom_model::{Millis, Resource};
 
+use super::ask_order::{Place, VisitedAsks};
 use super::policy::Calculator;
 use super::FairScheduler;
-use crate::ids::{AppId, ContainerId, NodeId, QueueId};
+use crate::ids::{AppId, ContainerId, LocationId, NodeId, QueueId};
 
 /// Exit status of a container killed by preemption (YARN's ContainerExitStatus.PREEMPTED).
 pub const PREEMPTED: i32 = -102;
@@ -352,11 +353,15 @@ impl FairScheduler {
             let n = fit.min(request.count as i64);
             if n <= 0 {
                 if let Some(w) = walk.as_deref_mut() {
-                    w.push(format!(
-                        "{}: not served, the {} of starvation left is less than one container",
-                        describe(request.count.into()),
-                        crate::reason::ShowResource(&pending)
-                    ));
+                    w.push(if request.count <= 0 {
+                        format!("{}: not served, it asks for none (as in YARN, it still hides the other locality levels of its priority and size)", describe(0))
+                    } else {
+                        format!(
+                            "{}: not served, the {} of starvation left is less than one container",
+                            describe(request.count.into()),
+                            crate::reason::ShowResource(&pending)
+                        )
+                    });
                 }
                 continue;
             }
@@ -376,8 +381,12 @@ impl FairScheduler {
                 // A request that may relax looks elsewhere when its own nodes would cost AMs.
                 if let Some((own, _, own_ams)) = best.as_ref().filter(|b| request.relax && !request.any && b.2 > 0) {
                     let (own, own_ams) = (*own, *own_ams);
-                    let others: Vec<NodeId> =
-                        self.cluster.nodes().map(|(id, _)| id).filter(|id| !request.nodes.contains(id)).collect();
+                    let others: Vec<NodeId> = self
+                        .cluster
+                        .nodes_in_yarn_order()
+                        .map(|(id, _)| id)
+                        .filter(|id| !request.nodes.contains(id))
+                        .collect();
                     let spare = self.best_victims(capability, &others).filter(|spare| spare.2 < own_ams);
                     let own_name = &self.cluster.nodes[own.index()].name;
                     relaxed = explaining.then(|| match &spare {
@@ -407,67 +416,51 @@ impl FairScheduler {
         marked
     }
 
-    /// The starved app's requests at one locality level per (priority, capability), as
-    /// YARN's visited-request tracker yields them: a host hides its rack and `*`, a rack
-    /// hides `*` and its hosts. Every key with an outstanding ask at any level counts, also
-    /// one without a `*` ask: YARN walks all of an app's requests, so an AM asking 1 GB on a
-    /// host and 10 GB anywhere has its host request served on its own. Hosts come first,
-    /// then racks, then `*` (YARN's order here is a hash map's; here it is the order in which
-    /// each name came to be held, which for a live node's host is its registration, or an
-    /// earlier ask naming it).
+    /// The starved app's requests as YARN's `getStarvedResourceRequests` takes them: every
+    /// ask in the order YARN holds them (see `ask_order`), the first of each (priority,
+    /// capability) hiding its others at other locality levels. An ask the AM set to 0 still
+    /// takes its turn and hides the others (YARN serves none of it). `*` searches every node
+    /// in YARN's node tracker order (`ClusterNodeTracker.getAllNodes`), a rack its nodes in
+    /// registration order (its per-rack list).
     fn starved_requests(&self, app: AppId) -> Vec<StarvedRequest> {
+        let mut visited = VisitedAsks::default();
         let mut out = Vec::new();
-        let all: Vec<NodeId> = self.cluster.nodes().map(|(id, _)| id).collect();
-        let outstanding =
-            |e: &&super::state::RequestEntry| e.any_count() > 0 || e.locations.values().any(|a| a.count > 0);
-        for e in self.apps[app.index()].requests.iter().filter(outstanding) {
-            let mut hidden_racks = Vec::new();
-            let mut any_hidden = false;
-            for (&loc, ask) in e.locations.iter().filter(|(_, a)| a.count > 0) {
-                if let Some((node, n)) = self.cluster.nodes().find(|(_, n)| n.location == loc) {
-                    hidden_racks.push(n.rack);
-                    any_hidden = true;
-                    out.push(StarvedRequest {
-                        priority: e.priority,
-                        capability: e.capability,
-                        count: ask.count,
-                        nodes: vec![node],
-                        relax: ask.relax,
-                        any: false,
-                        at: format!("node {}", n.name),
-                    });
-                }
+        for held in self.asks_in_yarn_order(app) {
+            let place = self.place_of(held.location);
+            if !visited.visit(held.priority, held.capability, &place) {
+                continue;
             }
-            for (&loc, ask) in e.locations.iter().filter(|(_, a)| a.count > 0) {
-                let rack_nodes: Vec<NodeId> =
-                    self.cluster.nodes().filter(|(_, n)| n.rack == loc).map(|(id, _)| id).collect();
-                if rack_nodes.is_empty() || hidden_racks.contains(&loc) {
-                    continue;
-                }
-                any_hidden = true;
-                out.push(StarvedRequest {
-                    priority: e.priority,
-                    capability: e.capability,
-                    count: ask.count,
-                    nodes: rack_nodes,
-                    relax: ask.relax,
-                    any: false,
-                    at: format!("rack {}", self.cluster.location_name(loc)),
-                });
-            }
-            if !any_hidden && e.any_count() > 0 {
-                out.push(StarvedRequest {
-                    priority: e.priority,
-                    capability: e.capability,
-                    count: e.any_count(),
-                    nodes: all.clone(),
-                    relax: true,
-                    any: true,
-                    at: "*".to_string(),
-                });
-            }
+            let (nodes, at) = match place {
+                Place::Nowhere => continue,
+                Place::Any => (self.cluster.nodes_in_yarn_order().map(|(id, _)| id).collect(), "*".to_string()),
+                Place::Host { node, .. } => (vec![node], format!("node {}", self.cluster.nodes[node.index()].name)),
+                Place::Rack { rack, nodes } => (nodes, format!("rack {}", self.cluster.location_name(rack))),
+            };
+            out.push(StarvedRequest {
+                priority: held.priority,
+                capability: held.capability,
+                count: held.count,
+                nodes,
+                relax: held.relax,
+                any: held.location.is_none(),
+                at,
+            });
         }
         out
+    }
+
+    /// What an ask's name means now: `*`, a live node's host, a rack with live nodes, or nothing.
+    fn place_of(&self, location: Option<LocationId>) -> Place {
+        let Some(loc) = location else { return Place::Any };
+        if let Some((node, n)) = self.cluster.nodes().find(|(_, n)| n.location == loc) {
+            return Place::Host { node, rack: n.rack };
+        }
+        let nodes: Vec<NodeId> = self.cluster.nodes().filter(|(_, n)| n.rack == loc).map(|(id, _)| id).collect();
+        if nodes.is_empty() {
+            Place::Nowhere
+        } else {
+            Place::Rack { rack: loc, nodes }
+        }
     }
 
     fn explain_starved(&self, app: AppId, now: Millis) -> StarvedApp {

@@ -106,6 +106,8 @@ impl Queue {
 pub struct LocalityAsk {
     pub count: i32,
     pub relax: bool,
+    /// When its name entered YARN's map of the key's asks (see `ask_order`).
+    pub stamp: u32,
 }
 
 /// All asks of one application at one (priority, capability): YARN's scheduler key.
@@ -116,6 +118,9 @@ pub struct RequestEntry {
     pub any: Option<LocalityAsk>,
     /// Racks and hosts (YARN keeps them in one map by name).
     pub locations: BTreeMap<LocationId, LocalityAsk>,
+    /// When YARN's placement allocator for this priority was created (shared by the entries
+    /// of one priority; see `ask_order`).
+    pub key_stamp: u32,
     pub scheduling_opportunities: u32,
     pub allowed_locality: Option<NodeType>,
     pub last_scheduled: Option<Millis>,
@@ -202,6 +207,8 @@ pub struct App {
     /// Containers marked for preemption and not yet killed, and their total.
     pub marked: u32,
     pub marked_resource: Resource,
+    /// Stamps handed to asks' names and keys so far (see `ask_order`).
+    pub ask_stamps: u32,
 }
 
 impl App {

@@ -222,8 +222,9 @@ impl FairScheduler {
                 changed = true;
             }
         }
+        // Steady shares stay as they were: YARN's removeEmptyDynamicQueues does not recompute
+        // them (the next node change or reload does).
         if changed {
-            self.recompute_steady_shares();
             self.rebuild_order();
         }
     }

@@ -16,6 +16,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.monitor.capacity.Proportion
 import org.apache.hadoop.yarn.server.resourcemanager.placement.ApplicationPlacementContext;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNodeImpl;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplicationAttempt;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.AbstractYarnScheduler;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.AbstractLeafQueue;
@@ -175,6 +176,11 @@ final class CapacityDriver extends Driver {
       out.put(q.getQueuePath(), o);
     }
     return out;
+  }
+
+  @Override
+  String queuePath(SchedulerApplicationAttempt attempt) {
+    return ((CSQueue) attempt.getQueue()).getQueuePath();
   }
 
   @Override

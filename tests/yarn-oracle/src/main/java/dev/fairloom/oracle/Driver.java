@@ -131,6 +131,9 @@ abstract class Driver {
 
   abstract AbstractYarnScheduler<?, ?> scheduler();
 
+  /** The full path of the leaf an attempt is in. */
+  abstract String queuePath(SchedulerApplicationAttempt attempt);
+
   /** Builds and initialises the scheduler; a configuration that does not load throws. */
   abstract void start() throws Exception;
 
@@ -659,6 +662,11 @@ abstract class Driver {
   private void finish(App app) {
     if (!app.accepted() || app.finished) {
       throw new StepError("finish of application " + app.name + " that is not live");
+    }
+    // Its leaf, for the reports after it has gone (it may never have been observed live).
+    SchedulerApplicationAttempt attempt = scheduler().getApplicationAttempt(app.attempt);
+    if (attempt != null) {
+      app.queue = queuePath(attempt);
     }
     scheduler()
         .handle(new AppAttemptRemovedSchedulerEvent(app.attempt, RMAppAttemptState.FINISHED, false));

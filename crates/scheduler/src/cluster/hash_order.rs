@@ -1,0 +1,229 @@
+//! Java's hash-map iteration orders, where YARN's decisions follow them. First of all the
+//! order in which YARN's schedulers see "all nodes": the iteration order of the
+//! `java.util.HashMap<NodeId, SchedulerNode>` in Hadoop's `ClusterNodeTracker`.
+//!
+//! YARN's Fair Scheduler searches for preemption victims node by node in that order and stops
+//! at the first node that needs no AM container, so which node's containers die depends on it.
+//! Registration order (what every other walk here follows) picks other victims. The order is
+//! a pure function of the node ids and their history, so it is reproduced here exactly:
+//!
+//! - a node's id is its host and port; `NodeId.hashCode` is `493217 * (493217 * 8501 +
+//!   host.hashCode()) + port` in 32-bit wrapping arithmetic, with `String.hashCode` over UTF-16;
+//! - `HashMap` spreads a hash as `h ^ (h >>> 16)` and keeps bucket `spread & (capacity - 1)`;
+//!   the table starts at 16 buckets and doubles when the size passes three quarters of it (it
+//!   never shrinks), or when one bucket grows past 8 entries in a table under 64 buckets;
+//! - iteration goes bucket by bucket, and within a bucket in insertion order (a resize splits a
+//!   bucket without reordering it; a removal keeps the others' order).
+//!
+//! A bucket past 8 entries in a table of 64 or more becomes a red-black tree whose iteration
+//! order this does not follow; with NodeId's hash that takes thousands of nodes sharing a bucket
+//! and does not arise for real host names.
+
+use super::ids::NodeId;
+
+/// `java.lang.String.hashCode`.
+pub fn java_string_hash(s: &str) -> i32 {
+    s.encode_utf16().fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
+}
+
+/// `org.apache.hadoop.yarn.api.records.NodeId.hashCode`.
+pub fn node_id_hash(host: &str, port: i32) -> i32 {
+    const PRIME: i32 = 493_217;
+    let result = PRIME.wrapping_mul(8501).wrapping_add(java_string_hash(host));
+    PRIME.wrapping_mul(result).wrapping_add(port)
+}
+
+/// A node's YARN id from its name: `host:port` as NMs register with the RM, or a bare host
+/// (scenario files, the simulator), which gets its registration number from 1 as its port, as
+/// the YARN oracle registers scenario nodes.
+pub fn yarn_node_id(name: &str, registration: u32) -> (&str, i32) {
+    match name.rsplit_once(':') {
+        Some((host, port)) if !host.is_empty() => match port.parse::<u16>() {
+            Ok(port) => (host, i32::from(port)),
+            Err(_) => (name, registration as i32 + 1),
+        },
+        _ => (name, registration as i32 + 1),
+    }
+}
+
+/// `org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey.hashCode` of a key with
+/// allocation request id 0 and no container to update (what plain asks make).
+pub fn request_key_hash(priority: i32) -> i32 {
+    // Priority.hashCode, then `31 * r + allocationRequestId`, then `31 * r + 0`.
+    let priority_hash = 517_861i32.wrapping_mul(9511).wrapping_add(priority);
+    priority_hash.wrapping_mul(31).wrapping_mul(31)
+}
+
+/// `HashMap.hash` / `ConcurrentHashMap.spread`: the high half folded into the low one (the
+/// sign bit `ConcurrentHashMap` clears never reaches a bucket index).
+pub fn spread(hash: i32) -> u32 {
+    let h = hash as u32;
+    h ^ (h >> 16)
+}
+
+/// Buckets of a `java.util.HashMap` into which `n` keys were put (none removed): 16, doubled
+/// each time the size passes three quarters.
+pub fn hash_map_capacity(n: usize) -> u32 {
+    let mut capacity = 16u32;
+    while n as u64 > u64::from(capacity) * 3 / 4 {
+        capacity *= 2;
+    }
+    capacity
+}
+
+/// Buckets of a `java.util.concurrent.ConcurrentHashMap` holding `n` keys: 16, doubled each
+/// time the size reaches three quarters. Exact while the map never held more than it holds
+/// now; `ConcurrentHashMap` never shrinks, and its resize reverses part of a bucket, which
+/// this does not follow (YARN's maps of asks rarely reach 12 names).
+pub fn concurrent_map_capacity(n: usize) -> u32 {
+    let mut capacity = 16u32;
+    while n as u64 >= u64::from(capacity) - u64::from(capacity / 4) {
+        capacity *= 2;
+    }
+    capacity
+}
+
+/// The live nodes in `HashMap<NodeId, _>` iteration order, kept up to date on every
+/// registration and removal (nodes come and go rarely; preemption reads the order often).
+#[derive(Debug, Clone)]
+pub struct HashOrder<T = NodeId> {
+    /// Buckets in the table; 0 before the first node (Java allocates the table lazily).
+    capacity: u32,
+    /// Per live key: its spread hash and insertion number, in iteration order.
+    entries: Vec<Entry<T>>,
+    order: Vec<T>,
+}
+
+impl<T> Default for HashOrder<T> {
+    fn default() -> Self {
+        Self { capacity: 0, entries: Vec::new(), order: Vec::new() }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Entry<T> {
+    node: T,
+    spread: u32,
+    inserted: u64,
+}
+
+const TREEIFY_THRESHOLD: usize = 8;
+const MIN_TREEIFY_CAPACITY: u32 = 64;
+
+impl<T: Copy + PartialEq> HashOrder<T> {
+    /// The live keys in Java's iteration order.
+    pub fn nodes(&self) -> &[T] {
+        &self.order
+    }
+
+    /// `put` of a new key; `inserted` grows with every registration.
+    pub fn insert(&mut self, node: T, hash: i32, inserted: u64) {
+        let spread = spread(hash);
+        if self.capacity == 0 {
+            self.capacity = 16;
+        }
+        let entry = Entry { node, spread, inserted };
+        let pos = self.entries.partition_point(|e| self.key(e) <= self.key(&entry));
+        self.entries.insert(pos, entry);
+        // HashMap.putVal: a bin that had TREEIFY_THRESHOLD entries before this one calls
+        // treeifyBin, which in a small table resizes instead; then the size check.
+        let bucket = spread & (self.capacity - 1);
+        let in_bin = self.entries.iter().filter(|e| e.spread & (self.capacity - 1) == bucket).count();
+        let mut capacity = self.capacity;
+        if in_bin > TREEIFY_THRESHOLD && capacity < MIN_TREEIFY_CAPACITY {
+            capacity *= 2;
+        }
+        if self.entries.len() as u64 > u64::from(capacity) * 3 / 4 {
+            capacity *= 2;
+        }
+        if capacity != self.capacity {
+            self.capacity = capacity;
+            let mut entries = std::mem::take(&mut self.entries);
+            entries.sort_by_key(|e| self.key(e));
+            self.entries = entries;
+        }
+        self.order = self.entries.iter().map(|e| e.node).collect();
+    }
+
+    pub fn remove(&mut self, node: T) {
+        self.entries.retain(|e| e.node != node);
+        self.order.retain(|&n| n != node);
+    }
+
+    fn key(&self, e: &Entry<T>) -> (u32, u64) {
+        (e.spread & (self.capacity - 1), e.inserted)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string_hash_is_javas() {
+        // Values from java.lang.String.hashCode.
+        assert_eq!(java_string_hash(""), 0);
+        assert_eq!(java_string_hash("n1"), 3459);
+        assert_eq!(java_string_hash("hello"), 99_162_322);
+        assert_eq!(java_string_hash("Aa"), java_string_hash("BB"));
+        assert_eq!(java_string_hash("worker-0017.dc1.example.com"), -1_969_548_344);
+    }
+
+    #[test]
+    fn ids_from_names() {
+        assert_eq!(yarn_node_id("h1:45454", 0), ("h1", 45454));
+        assert_eq!(yarn_node_id("n3", 2), ("n3", 3));
+        assert_eq!(yarn_node_id(":80", 4), (":80", 5));
+        assert_eq!(yarn_node_id("h:x", 0), ("h:x", 1));
+    }
+
+    fn hosts(order: &HashOrder, names: &[String]) -> Vec<String> {
+        order.nodes().iter().map(|n| names[n.index()].clone()).collect()
+    }
+
+    /// The orders are Java's: a `HashMap<NodeId, _>` filled the same way and iterated by Hadoop
+    /// 3.4.2's `NodeId` printed them.
+    #[test]
+    fn order_is_javas_through_resizes_and_removals() {
+        let mut order = HashOrder::default();
+        let mut names = Vec::new();
+        let mut add = |order: &mut HashOrder, host: &str, port: i32| {
+            names.push(host.to_string());
+            let i = names.len() as u32 - 1;
+            order.insert(NodeId(i), node_id_hash(host, port), u64::from(i));
+        };
+        for i in 1..=30 {
+            add(&mut order, &format!("n{i}"), i);
+        }
+        assert_eq!(order.capacity, 64);
+        let java = "n6 n1 n10 n30 n12 n17 n28 n4 n24 n21 n8 n15 n18 n22 n5 n2 n20 n27 n25 n13 n16 n7 n9 n3 n14 n19 n29 n23 n11 n26";
+        let mut names_now: Vec<String> = (1..=30).map(|i| format!("n{i}")).collect();
+        assert_eq!(hosts(&order, &names_now).join(" "), java);
+        order.remove(NodeId(4));
+        order.remove(NodeId(16));
+        add(&mut order, "n31", 31);
+        add(&mut order, "n5", 32);
+        names_now.extend(["n31".to_string(), "n5".to_string()]);
+        let java = "n6 n1 n10 n30 n12 n5 n28 n4 n24 n21 n8 n15 n18 n22 n2 n31 n20 n27 n25 n13 n16 n7 n9 n3 n14 n19 n29 n23 n11 n26";
+        assert_eq!(hosts(&order, &names_now).join(" "), java);
+        assert_eq!(order.capacity, 64, "a HashMap never shrinks");
+    }
+
+    #[test]
+    fn order_of_host_port_names_is_javas() {
+        let mut order = HashOrder::default();
+        let names: Vec<String> =
+            ["h1.example.com:45454", "h2.example.com:45454", "h3.example.com:8041", "h1.example.com:45455"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        for (i, name) in names.iter().enumerate() {
+            let (host, port) = yarn_node_id(name, i as u32);
+            order.insert(NodeId(i as u32), node_id_hash(host, port), i as u64);
+        }
+        assert_eq!(
+            hosts(&order, &names).join(" "),
+            "h1.example.com:45454 h2.example.com:45454 h1.example.com:45455 h3.example.com:8041"
+        );
+    }
+}
