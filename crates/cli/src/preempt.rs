@@ -103,7 +103,7 @@ pub fn run(args: &PreemptArgs) -> Result<ExitCode> {
         );
         if let Some(walked) = plan.requests.get(&st.name) {
             crate::outln!(
-                "  its requests, as preemption walks them (hosts, racks, then *; one level per priority and size):"
+                "  its requests, as preemption walks them (in YARN's order; the first level of each priority and size hides the others):"
             );
             for line in walked {
                 crate::outln!("    {line}");

@@ -307,11 +307,20 @@ impl CapacityScheduler {
     }
 
     /// `getNodeIdToUnreserve`: the first of the app's reservations at this key that frees
-    /// at least `needed`.
+    /// at least `needed`, in the order YARN's `HashMap<NodeId, RMContainer>` of them iterates:
+    /// by the bucket of the node's id, then in the order they were made. (The map is made
+    /// afresh when the key's first reservation comes; past 12 reservations at one key its
+    /// size history, which this does not keep, could order buckets differently.)
     fn node_to_unreserve(&self, app: AppId, idx: usize, needed: &Resource) -> Option<NodeId> {
         let a = &self.apps[app.index()];
         let priority = a.requests[idx].priority;
-        a.reservations.iter().find(|h| h.priority == priority && self.calc.fits_in(needed, &h.resource)).map(|h| h.node)
+        let at_key = || a.reservations.iter().filter(|h| h.priority == priority);
+        let mask = crate::cluster::hash_order::hash_map_capacity(at_key().count()) - 1;
+        at_key()
+            .enumerate()
+            .filter(|(_, h)| self.calc.fits_in(needed, &h.resource))
+            .min_by_key(|(i, h)| (crate::cluster::hash_order::spread(self.cluster.node(h.node).yarn_hash) & mask, *i))
+            .map(|(_, h)| h.node)
     }
 
     /// The commit's check (`AbstractCSQueue.accept`): no queue on the path goes past its

@@ -47,7 +47,7 @@ impl CapacityScheduler {
     }
 
     /// Capacities follow the partitions' resources; more room may activate applications.
-    fn cluster_changed(&mut self) {
+    pub(crate) fn cluster_changed(&mut self) {
         self.resolve_capacities();
         self.refresh_ratios();
         self.rebuild_order();

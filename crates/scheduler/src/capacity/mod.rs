@@ -240,6 +240,17 @@ impl CapacityScheduler {
     /// one is rejected whole and the old one stays. `site` and `capacity` each replace their
     /// file when given. A refresh never deactivates an application.
     pub fn reload(&mut self, site: Option<Properties>, capacity: Option<Properties>) -> Result<(), SchedulerError> {
+        let result = self.try_reload(site, capacity);
+        if result.is_err() {
+            // YARN re-initialises the old queues when the new ones fail (reinitialize's catch),
+            // which runs updateClusterResource down the tree: every leaf publishes the limit
+            // its ancestors leave it now, and more room may activate applications.
+            self.cluster_changed();
+        }
+        result
+    }
+
+    fn try_reload(&mut self, site: Option<Properties>, capacity: Option<Properties>) -> Result<(), SchedulerError> {
         let mut setup = self.setup.clone();
         if let Some(site) = site {
             setup.site = site;

@@ -155,6 +155,9 @@ pub struct Node {
     pub removed: bool,
     /// How many of its containers are marked for preemption.
     pub marked: u32,
+    /// YARN's `NodeId.hashCode` for it (see [`hash_order`]): where it falls in YARN's hash
+    /// maps keyed by node.
+    pub yarn_hash: i32,
 }
 
 impl Node {
@@ -269,6 +272,8 @@ impl Cluster {
         let id = NodeId(take_slot(&mut self.free_nodes, self.nodes.len()));
         let seq = self.nodes_registered;
         self.nodes_registered += 1;
+        let (host, port) = hash_order::yarn_node_id(name, seq);
+        let yarn_hash = hash_order::node_id_hash(host, port);
         let node = Node {
             seq,
             name: name.to_string(),
@@ -282,11 +287,11 @@ impl Cluster {
             reservation: None,
             removed: false,
             marked: 0,
+            yarn_hash,
         };
         put_in_slot(&mut self.nodes, id.0, node);
         self.node_order.push(id);
-        let (host, port) = hash_order::yarn_node_id(name, seq);
-        self.yarn_order.insert(id, hash_order::node_id_hash(host, port), u64::from(seq));
+        self.yarn_order.insert(id, yarn_hash, u64::from(seq));
         self.node_index.insert(name.to_string(), id);
         *self.rack_sizes.entry(rack).or_default() += 1;
         self.live_nodes += 1;
