@@ -328,6 +328,7 @@ impl CapacityScheduler {
         let sorted = if incremental { Vec::new() } else { self.sorted_apps(leaf, p) };
         let mut after = None;
         let mut i = 0;
+        let mut tried = false;
         loop {
             let app = if incremental {
                 let Some(k) = self.next_app(leaf, p, after.as_ref()) else { break };
@@ -339,6 +340,7 @@ impl CapacityScheduler {
                 a
             };
             self.phases.apps_tried += 1;
+            tried = true;
             if check_queue {
                 let reserved = self.current_reservation(app);
                 match self.queue_limit(leaf, offer, limit, reserved) {
@@ -374,11 +376,30 @@ impl CapacityScheduler {
                 _ => continue,
             }
         }
+        if !tried {
+            self.publish_for_idle_apps(leaf, offer, limit);
+        }
         // Only under RESPECT (the kept orders' mode), where p is the apps' partition too.
         if all_held && offer.respect && !self.q(leaf).parts[p.index()].all_users_held {
             self.hold(leaf, p);
         }
         Outcome::NONE
+    }
+
+    /// A leaf visited for its waiting applications' asks, none of its activated ones asking:
+    /// YARN's loop walks activated applications that ask for nothing too, and the first one
+    /// that passes the queue's check publishes the limit the AM limit reads.
+    fn publish_for_idle_apps(&mut self, leaf: QueueId, offer: Offer, limit: Resource) {
+        let q = self.q(leaf);
+        let first = match q.settings.app_ordering {
+            AppOrdering::Fair { .. } => q.active.iter().copied().min_by_key(|&a| self.app_key(a)),
+            _ => q.active.first().copied(),
+        };
+        let Some(first) = first else { return };
+        let reserved = self.current_reservation(first);
+        if self.queue_limit(leaf, offer, limit, reserved).is_ok() {
+            self.publish_limit(leaf, limit);
+        }
     }
 
     /// Record why `app` waits: its user is over the user limit (updated in place when it

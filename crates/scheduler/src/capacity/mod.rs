@@ -59,12 +59,21 @@ impl CapacitySetup {
     }
 
     fn load(&self) -> Result<(SchedulerProperties, CapacityConfig, PreemptionConfig), ConfigError> {
-        let props = SchedulerProperties::from_properties(&self.merged(), &self.extra_types)
-            .map_err(|e| e.in_file("yarn-site"))?;
-        let conf = parse_capacity_config(&self.capacity, &self.site, self.lines.as_ref(), &props.resource_types)
-            .map_err(|e| e.in_file("capacity-scheduler"))?;
+        let props = self.load_site()?;
+        let conf = self.load_queues(&props)?;
         let policy = PreemptionConfig::from_properties(&self.merged()).map_err(|e| e.in_file("capacity-scheduler"))?;
         Ok((props, conf, policy))
+    }
+
+    /// The scheduler-wide properties (what YARN's `validateConf` checks before the queues).
+    fn load_site(&self) -> Result<SchedulerProperties, ConfigError> {
+        SchedulerProperties::from_properties(&self.merged(), &self.extra_types).map_err(|e| e.in_file("yarn-site"))
+    }
+
+    /// The queues (what YARN parses while it builds them).
+    fn load_queues(&self, props: &SchedulerProperties) -> Result<CapacityConfig, ConfigError> {
+        parse_capacity_config(&self.capacity, &self.site, self.lines.as_ref(), &props.resource_types)
+            .map_err(|e| e.in_file("capacity-scheduler"))
     }
 }
 
@@ -240,17 +249,6 @@ impl CapacityScheduler {
     /// one is rejected whole and the old one stays. `site` and `capacity` each replace their
     /// file when given. A refresh never deactivates an application.
     pub fn reload(&mut self, site: Option<Properties>, capacity: Option<Properties>) -> Result<(), SchedulerError> {
-        let result = self.try_reload(site, capacity);
-        if result.is_err() {
-            // YARN re-initialises the old queues when the new ones fail (reinitialize's catch),
-            // which runs updateClusterResource down the tree: every leaf publishes the limit
-            // its ancestors leave it now, and more room may activate applications.
-            self.cluster_changed();
-        }
-        result
-    }
-
-    fn try_reload(&mut self, site: Option<Properties>, capacity: Option<Properties>) -> Result<(), SchedulerError> {
         let mut setup = self.setup.clone();
         if let Some(site) = site {
             setup.site = site;
@@ -259,13 +257,28 @@ impl CapacityScheduler {
             setup.capacity = capacity;
             setup.lines = None;
         }
-        let (props, conf, policy) = setup.load()?;
+        let props = setup.load_site()?;
         if props.resource_types != self.props.resource_types {
             return Err(ConfigError::new("resource types cannot change on reload").into());
         }
+        let policy = PreemptionConfig::from_properties(&setup.merged()).map_err(|e| e.in_file("capacity-scheduler"))?;
         let merged = setup.merged();
         let max_app_priority = int_property(&merged, MAX_APP_PRIORITY, 0)? as i32;
-        self.check_reload(&conf)?;
+        // What fails from here fails in YARN while the new queues are built, and YARN then
+        // re-initialises the old ones (reinitialize's catch): updateClusterResource runs down
+        // the tree, so every leaf publishes the limit its ancestors leave it now and more room
+        // may activate applications. (What failed above fails in YARN before the queues.)
+        let conf = match setup.load_queues(&props).map_err(SchedulerError::from) {
+            Ok(conf) => conf,
+            Err(e) => {
+                self.cluster_changed();
+                return Err(e);
+            }
+        };
+        if let Err(e) = self.check_reload(&conf) {
+            self.cluster_changed();
+            return Err(e);
+        }
         let mut next = self.clone();
         next.setup = setup;
         next.props = props;
@@ -273,7 +286,10 @@ impl CapacityScheduler {
         next.calc = Calc::new(conf.calculator, next.props.resource_types.len());
         next.max_app_priority = max_app_priority;
         next.acl_enabled = merged.get(ACL_ENABLE).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
-        next.rebuild_tree(&conf)?;
+        if let Err(e) = next.rebuild_tree(&conf) {
+            self.cluster_changed();
+            return Err(e);
+        }
         next.phase_clock = std::mem::take(&mut self.phase_clock);
         *self = next;
         Ok(())

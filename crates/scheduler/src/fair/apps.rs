@@ -273,8 +273,14 @@ impl FairScheduler {
                     e.key_stamp = key_stamp;
                 }
             }
-            let location = if at_any { None } else { self.cluster.locations.get(&ask.resource_name) };
-            let stamp = match self.held_name_stamp(app, ask.priority, location) {
+            // A name not interned yet (a host or rack no one holds) is new to the key.
+            let held = if at_any {
+                self.held_name_stamp(app, ask.priority, None)
+            } else {
+                let location = self.cluster.locations.get(&ask.resource_name);
+                location.and_then(|l| self.held_name_stamp(app, ask.priority, Some(l)))
+            };
+            let stamp = match held {
                 Some(stamp) => stamp,
                 None => self.next_ask_stamp(app),
             };

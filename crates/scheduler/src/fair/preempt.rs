@@ -378,8 +378,11 @@ impl FairScheduler {
             for _ in 0..n {
                 let mut best = self.best_victims(capability, &request.nodes);
                 let mut relaxed = None;
-                // A request that may relax looks elsewhere when its own nodes would cost AMs.
-                if let Some((own, _, own_ams)) = best.as_ref().filter(|b| request.relax && !request.any && b.2 > 0) {
+                // A request that may relax looks elsewhere when its own nodes would cost AMs. One
+                // served in part relaxes whatever it asked: YARN rebuilds it with the short
+                // ResourceRequest.newInstance, whose relaxLocality is true.
+                let relax = request.relax || n < i64::from(request.count);
+                if let Some((own, _, own_ams)) = best.as_ref().filter(|b| relax && !request.any && b.2 > 0) {
                     let (own, own_ams) = (*own, *own_ams);
                     let others: Vec<NodeId> = self
                         .cluster
