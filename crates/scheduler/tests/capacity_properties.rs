@@ -251,13 +251,17 @@ proptest! {
     }
 }
 
+/// An ask at `*`, priority 0, unlabelled: what the found sequences below ask.
+fn ask(app: usize, size: usize, count: i32) -> Event {
+    Event::Ask { app, priority: 0, size, count, node_local: None, labelled: false }
+}
+
 /// Found by the property above, when a labelled reservation released holds: the kept
 /// orders must give the sorted walk's decisions on it. (The partition case it stood for is
 /// pinned by the scenario cs-continue-looking-partition.)
 #[test]
 fn found_sequence_kept_orders_match_sorting() {
     use Event::*;
-    let ask = |app, size, count| Ask { app, priority: 0, size, count, node_local: None, labelled: false };
     let submit = || Submit { queue: 0, user: 0, managed: false, priority: 0, labelled: false };
     let events = [
         ask(4, 2, 4),
@@ -293,7 +297,6 @@ fn found_sequence_kept_orders_match_sorting() {
 fn found_sequence_held_leaf_publishes_its_limit() {
     use Event::*;
     let submit = |queue, user, managed, priority| Submit { queue, user, managed, priority, labelled: false };
-    let ask = |app, size, count| Ask { app, priority: 0, size, count, node_local: None, labelled: false };
     let events = [
         submit(3, 0, false, 0),
         submit(2, 2, false, 2),

@@ -8,6 +8,7 @@ use fairloom_model::{NodeType, Resource};
 use super::assign::Offer;
 use super::state::LocalityAsk;
 use super::CapacityScheduler;
+use crate::cluster::hash_order;
 use crate::driver::Decision;
 use crate::ids::{AppId, ContainerId, NodeId, PartitionId, QueueId};
 use crate::reason::WaitReason;
@@ -315,11 +316,11 @@ impl CapacityScheduler {
         let a = &self.apps[app.index()];
         let priority = a.requests[idx].priority;
         let at_key = || a.reservations.iter().filter(|h| h.priority == priority);
-        let mask = crate::cluster::hash_order::hash_map_capacity(at_key().count()) - 1;
+        let capacity = hash_order::hash_map_capacity(at_key().count());
         at_key()
             .enumerate()
             .filter(|(_, h)| self.calc.fits_in(needed, &h.resource))
-            .min_by_key(|(i, h)| (crate::cluster::hash_order::spread(self.cluster.node(h.node).yarn_hash) & mask, *i))
+            .min_by_key(|(i, h)| (hash_order::bucket(self.cluster.node(h.node).yarn_hash, capacity), *i))
             .map(|(_, h)| h.node)
     }
 

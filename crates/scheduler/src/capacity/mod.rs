@@ -261,38 +261,48 @@ impl CapacityScheduler {
         if props.resource_types != self.props.resource_types {
             return Err(ConfigError::new("resource types cannot change on reload").into());
         }
-        let policy = PreemptionConfig::from_properties(&setup.merged()).map_err(|e| e.in_file("capacity-scheduler"))?;
         let merged = setup.merged();
+        let policy = PreemptionConfig::from_properties(&merged).map_err(|e| e.in_file("capacity-scheduler"))?;
         let max_app_priority = int_property(&merged, MAX_APP_PRIORITY, 0)? as i32;
+        let acl_enabled = merged.get(ACL_ENABLE).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
         // What fails from here fails in YARN while the new queues are built, and YARN then
         // re-initialises the old ones (reinitialize's catch): updateClusterResource runs down
         // the tree, so every leaf publishes the limit its ancestors leave it now and more room
         // may activate applications. (What failed above fails in YARN before the queues.)
-        let conf = match setup.load_queues(&props).map_err(SchedulerError::from) {
-            Ok(conf) => conf,
+        match self.with_new_queues(setup, props, policy, max_app_priority, acl_enabled) {
+            Ok(mut next) => {
+                next.phase_clock = std::mem::take(&mut self.phase_clock);
+                *self = next;
+                Ok(())
+            }
             Err(e) => {
                 self.cluster_changed();
-                return Err(e);
+                Err(e)
             }
-        };
-        if let Err(e) = self.check_reload(&conf) {
-            self.cluster_changed();
-            return Err(e);
         }
+    }
+
+    /// A copy of the scheduler under the new configuration, its queues rebuilt, or why the
+    /// new queues fail.
+    fn with_new_queues(
+        &self,
+        setup: CapacitySetup,
+        props: SchedulerProperties,
+        policy: PreemptionConfig,
+        max_app_priority: i32,
+        acl_enabled: bool,
+    ) -> Result<Self, SchedulerError> {
+        let conf = setup.load_queues(&props)?;
+        self.check_reload(&conf)?;
         let mut next = self.clone();
         next.setup = setup;
         next.props = props;
         next.policy = policy;
         next.calc = Calc::new(conf.calculator, next.props.resource_types.len());
         next.max_app_priority = max_app_priority;
-        next.acl_enabled = merged.get(ACL_ENABLE).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
-        if let Err(e) = next.rebuild_tree(&conf) {
-            self.cluster_changed();
-            return Err(e);
-        }
-        next.phase_clock = std::mem::take(&mut self.phase_clock);
-        *self = next;
-        Ok(())
+        next.acl_enabled = acl_enabled;
+        next.rebuild_tree(&conf)?;
+        Ok(next)
     }
 
     pub(crate) fn q(&self, id: QueueId) -> &CsQueue {

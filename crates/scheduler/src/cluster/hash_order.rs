@@ -83,52 +83,48 @@ pub fn concurrent_map_capacity(n: usize) -> u32 {
     capacity
 }
 
-/// The live nodes in `HashMap<NodeId, _>` iteration order, kept up to date on every
-/// registration and removal (nodes come and go rarely; preemption reads the order often).
-#[derive(Debug, Clone)]
-pub struct HashOrder<T = NodeId> {
-    /// Buckets in the table; 0 before the first node (Java allocates the table lazily).
-    capacity: u32,
-    /// Per live key: its spread hash and insertion number, in iteration order.
-    entries: Vec<Entry<T>>,
-    order: Vec<T>,
+/// The bucket a key of this hash falls in, in a table of `capacity` buckets.
+pub fn bucket(hash: i32, capacity: u32) -> u32 {
+    spread(hash) & (capacity - 1)
 }
 
-impl<T> Default for HashOrder<T> {
-    fn default() -> Self {
-        Self { capacity: 0, entries: Vec::new(), order: Vec::new() }
-    }
+/// The live nodes in `HashMap<NodeId, _>` iteration order, kept up to date on every
+/// registration and removal (nodes come and go rarely; preemption reads the order often).
+#[derive(Debug, Clone, Default)]
+pub struct HashOrder {
+    /// Buckets in the table; 0 before the first node (Java allocates the table lazily).
+    capacity: u32,
+    /// Per live node, in iteration order.
+    entries: Vec<Entry>,
 }
 
 #[derive(Debug, Clone, Copy)]
-struct Entry<T> {
-    node: T,
-    spread: u32,
+struct Entry {
+    node: NodeId,
+    hash: i32,
     inserted: u64,
 }
 
 const TREEIFY_THRESHOLD: usize = 8;
 const MIN_TREEIFY_CAPACITY: u32 = 64;
 
-impl<T: Copy + PartialEq> HashOrder<T> {
-    /// The live keys in Java's iteration order.
-    pub fn nodes(&self) -> &[T] {
-        &self.order
+impl HashOrder {
+    /// The live nodes in Java's iteration order.
+    pub fn nodes(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.entries.iter().map(|e| e.node)
     }
 
     /// `put` of a new key; `inserted` grows with every registration.
-    pub fn insert(&mut self, node: T, hash: i32, inserted: u64) {
-        let spread = spread(hash);
+    pub fn insert(&mut self, node: NodeId, hash: i32, inserted: u64) {
         if self.capacity == 0 {
             self.capacity = 16;
         }
-        let entry = Entry { node, spread, inserted };
+        let entry = Entry { node, hash, inserted };
         let pos = self.entries.partition_point(|e| self.key(e) <= self.key(&entry));
         self.entries.insert(pos, entry);
         // HashMap.putVal: a bin that had TREEIFY_THRESHOLD entries before this one calls
         // treeifyBin, which in a small table resizes instead; then the size check.
-        let bucket = spread & (self.capacity - 1);
-        let in_bin = self.entries.iter().filter(|e| e.spread & (self.capacity - 1) == bucket).count();
+        let in_bin = self.entries.iter().filter(|e| self.key(e).0 == self.key(&entry).0).count();
         let mut capacity = self.capacity;
         if in_bin > TREEIFY_THRESHOLD && capacity < MIN_TREEIFY_CAPACITY {
             capacity *= 2;
@@ -142,16 +138,14 @@ impl<T: Copy + PartialEq> HashOrder<T> {
             entries.sort_by_key(|e| self.key(e));
             self.entries = entries;
         }
-        self.order = self.entries.iter().map(|e| e.node).collect();
     }
 
-    pub fn remove(&mut self, node: T) {
+    pub fn remove(&mut self, node: NodeId) {
         self.entries.retain(|e| e.node != node);
-        self.order.retain(|&n| n != node);
     }
 
-    fn key(&self, e: &Entry<T>) -> (u32, u64) {
-        (e.spread & (self.capacity - 1), e.inserted)
+    fn key(&self, e: &Entry) -> (u32, u64) {
+        (bucket(e.hash, self.capacity), e.inserted)
     }
 }
 
@@ -178,7 +172,7 @@ mod tests {
     }
 
     fn hosts(order: &HashOrder, names: &[String]) -> Vec<String> {
-        order.nodes().iter().map(|n| names[n.index()].clone()).collect()
+        order.nodes().map(|n| names[n.index()].clone()).collect()
     }
 
     /// The orders are Java's: a `HashMap<NodeId, _>` filled the same way and iterated by Hadoop

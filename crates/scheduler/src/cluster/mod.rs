@@ -347,7 +347,7 @@ impl Cluster {
     /// The live nodes in the order YARN's `ClusterNodeTracker.getAllNodes` lists them: the
     /// iteration order of its `HashMap<NodeId, _>` (see [`hash_order`]).
     pub fn nodes_in_yarn_order(&self) -> impl Iterator<Item = (NodeId, &Node)> {
-        self.yarn_order.nodes().iter().map(|&id| (id, &self.nodes[id.index()]))
+        self.yarn_order.nodes().map(|id| (id, &self.nodes[id.index()]))
     }
 
     /// Node slots, live or free (what the arena holds: at most the most nodes ever live at once).

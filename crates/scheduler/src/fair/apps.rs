@@ -265,9 +265,9 @@ impl FairScheduler {
             let at_any = ask.resource_name == ANY;
             if last_priority != Some(ask.priority) {
                 last_priority = Some(ask.priority);
-                key_stamp = match self.apps[app.index()].requests.iter().find(|e| e.priority == ask.priority) {
-                    Some(e) if self.ask_key_held(app, ask.priority) => e.key_stamp,
-                    _ => self.next_ask_stamp(app),
+                key_stamp = match self.held_key_stamp(app, ask.priority) {
+                    Some(stamp) => stamp,
+                    None => self.next_ask_stamp(app),
                 };
                 for e in self.apps[app.index()].requests.iter_mut().filter(|e| e.priority == ask.priority) {
                     e.key_stamp = key_stamp;

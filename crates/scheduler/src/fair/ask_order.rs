@@ -16,7 +16,7 @@ use fairloom_model::{Resource, ANY};
 
 use super::FairScheduler;
 use crate::cluster::hash_order::{
-    concurrent_map_capacity, hash_map_capacity, java_string_hash, request_key_hash, spread,
+    bucket, concurrent_map_capacity, hash_map_capacity, java_string_hash, request_key_hash,
 };
 use crate::driver::Ask;
 use crate::ids::{AppId, LocationId, NodeId};
@@ -49,8 +49,8 @@ pub(crate) fn batch_order(asks: &[Ask]) -> Vec<usize> {
 /// Distinct keys, in the order a fresh `java.util.HashMap` they were put into in this order
 /// iterates them (a resize keeps each bucket's order, so only the final size matters).
 fn in_hash_map_order<K: Copy>(keys: &[K], hash: impl Fn(&K) -> i32) -> Vec<K> {
-    let mask = hash_map_capacity(keys.len()) - 1;
-    let mut ranked: Vec<(u32, usize)> = keys.iter().enumerate().map(|(i, k)| (spread(hash(k)) & mask, i)).collect();
+    let capacity = hash_map_capacity(keys.len());
+    let mut ranked: Vec<(u32, usize)> = keys.iter().enumerate().map(|(i, k)| (bucket(hash(k), capacity), i)).collect();
     ranked.sort_unstable();
     ranked.into_iter().map(|(_, i)| keys[i]).collect()
 }
@@ -66,14 +66,12 @@ pub(crate) struct HeldAsk {
 }
 
 impl FairScheduler {
-    /// Whether YARN still holds a placement allocator for `priority`: one goes when its `*` ask
-    /// is set to nothing, or allocated down to nothing with no other name left.
-    pub(crate) fn ask_key_held(&self, app: AppId, priority: i32) -> bool {
-        self.apps[app.index()]
-            .requests
-            .iter()
-            .filter(|e| e.priority == priority)
-            .any(|e| e.any_count() > 0 || !e.locations.is_empty())
+    /// The stamp of YARN's placement allocator for `priority`, while YARN holds one (it goes
+    /// when its `*` ask is set to nothing, or allocated down to nothing with no other name
+    /// left).
+    pub(crate) fn held_key_stamp(&self, app: AppId, priority: i32) -> Option<u32> {
+        let mut entries = self.apps[app.index()].requests.iter().filter(|e| e.priority == priority);
+        entries.find(|e| e.holds_names()).map(|e| e.key_stamp)
     }
 
     /// The stamp a name at `priority` already has in YARN's map, if it is there (a `*`
@@ -91,14 +89,12 @@ impl FairScheduler {
     pub(crate) fn asks_in_yarn_order(&self, app: AppId) -> Vec<HeldAsk> {
         let a = &self.apps[app.index()];
         let mut keys: BTreeMap<i32, u32> = BTreeMap::new();
-        for e in &a.requests {
-            if e.any_count() > 0 || !e.locations.is_empty() {
-                keys.insert(e.priority, e.key_stamp);
-            }
+        for e in a.requests.iter().filter(|e| e.holds_names()) {
+            keys.insert(e.priority, e.key_stamp);
         }
-        let key_mask = concurrent_map_capacity(keys.len()) - 1;
+        let key_capacity = concurrent_map_capacity(keys.len());
         let mut ranked: Vec<(u32, u32, i32)> =
-            keys.iter().map(|(&p, &stamp)| (spread(request_key_hash(p)) & key_mask, stamp, p)).collect();
+            keys.iter().map(|(&p, &stamp)| (bucket(request_key_hash(p), key_capacity), stamp, p)).collect();
         ranked.sort_unstable();
         let mut out = Vec::new();
         for (_, _, priority) in ranked {
@@ -125,8 +121,8 @@ impl FairScheduler {
                     names.push((java_string_hash(self.cluster.location_name(l)), ask.stamp, held));
                 }
             }
-            let mask = concurrent_map_capacity(names.len()) - 1;
-            names.sort_by_key(|(hash, stamp, _)| (spread(*hash) & mask, *stamp));
+            let capacity = concurrent_map_capacity(names.len());
+            names.sort_by_key(|(hash, stamp, _)| (bucket(*hash, capacity), *stamp));
             out.extend(names.into_iter().map(|(_, _, held)| held));
         }
         out

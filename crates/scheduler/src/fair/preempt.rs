@@ -455,8 +455,9 @@ impl FairScheduler {
     /// What an ask's name means now: `*`, a live node's host, a rack with live nodes, or nothing.
     fn place_of(&self, location: Option<LocationId>) -> Place {
         let Some(loc) = location else { return Place::Any };
-        if let Some((node, n)) = self.cluster.nodes().find(|(_, n)| n.location == loc) {
-            return Place::Host { node, rack: n.rack };
+        // A live node's host is held under its name.
+        if let Some(node) = self.cluster.node_id(self.cluster.location_name(loc)) {
+            return Place::Host { node, rack: self.cluster.node(node).rack };
         }
         let nodes: Vec<NodeId> = self.cluster.nodes().filter(|(_, n)| n.rack == loc).map(|(id, _)| id).collect();
         if nodes.is_empty() {

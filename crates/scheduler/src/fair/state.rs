@@ -131,6 +131,12 @@ impl RequestEntry {
         self.any.map_or(0, |a| a.count.max(0))
     }
 
+    /// Whether YARN's map of this key's asks holds a name of this entry: a `*` not allocated
+    /// down to nothing, or any rack or host (one the AM set to 0 too).
+    pub fn holds_names(&self) -> bool {
+        self.any_count() > 0 || !self.locations.is_empty()
+    }
+
     pub fn count_at(&self, location: LocationId) -> i32 {
         self.locations.get(&location).map_or(0, |a| a.count.max(0))
     }
