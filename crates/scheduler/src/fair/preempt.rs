@@ -405,7 +405,9 @@ impl FairScheduler {
                         best = spare;
                     }
                 }
-                if let Some((node, victims, _)) = best {
+                // Room that is free already (no victim needed) is not earmarked: YARN tracks a
+                // preemption against a node only for containers it takes there.
+                if let Some((node, victims, _)) = best.filter(|b| !b.1.is_empty()) {
                     self.mark(starved, node, &victims, now);
                     marked.extend(victims.iter().map(|&container| Marked {
                         node,
@@ -520,8 +522,8 @@ impl FairScheduler {
         for &id in nodes {
             let n = &self.cluster.nodes[id.index()];
             // Exact skip: every container already marked and the free room too small.
-            let reserved = n.reservation.map_or(Resource::none(), |r| r.resource);
-            if n.marked as usize == n.containers.len() && !request.fits_in(&n.unallocated().sub_non_negative(reserved))
+            let promised = self.promised_on(id);
+            if n.marked as usize == n.containers.len() && !request.fits_in(&n.unallocated().sub_non_negative(promised))
             {
                 continue;
             }
@@ -541,8 +543,7 @@ impl FairScheduler {
     /// with fewer than `max_ams` AM containers.
     fn victims_on(&self, node: NodeId, request: Resource, max_ams: usize) -> Option<(Vec<ContainerId>, usize)> {
         let n = &self.cluster.nodes[node.index()];
-        let reserved = n.reservation.map_or(Resource::none(), |r| r.resource);
-        let mut potential = n.unallocated().sub_non_negative(reserved);
+        let mut potential = n.unallocated().sub_non_negative(self.promised_on(node));
         let mut candidates: Vec<ContainerId> =
             self.node_containers(node).filter(|c| !self.cluster.containers[c.index()].marked_for).collect();
         // Running order (allocation order), AM containers at the end.
@@ -618,6 +619,9 @@ impl FairScheduler {
                 for_fair_share,
             });
         }
+        if freed.is_none() {
+            return;
+        }
         let list = &mut self.preempted_for[node.index()];
         match list.iter_mut().find(|(a, _)| *a == starved) {
             Some((_, r)) => r.add_assign(freed),
@@ -674,16 +678,15 @@ impl FairScheduler {
         a.marked_resource.sub_assign(r);
     }
 
-    /// Heartbeat, first step: room freed by preemption goes to the apps it was freed for
-    /// (while they are still starved and alive).
+    /// Heartbeat, first step: room freed by preemption goes to the apps it was freed for, in
+    /// the order they were first owed room here (FSSchedulerNode's LinkedHashMap), while they
+    /// are still starved and alive. An app is served until what it is owed is met, nothing
+    /// more fits, or it reserves. What an app is owed shrinks with every container it gets on
+    /// this node, whichever walk allocates it ([`Self::preemption_fulfilled`]).
     pub(crate) fn assign_preempted(&mut self, node: NodeId, now: Millis, out: &mut Vec<crate::driver::Decision>) {
-        let list = std::mem::take(&mut self.preempted_for[node.index()]);
-        let mut keep = Vec::new();
+        self.cleanup_preempted_for(node);
+        let list = self.preempted_for[node.index()].clone();
         for (app, amount) in list {
-            if !self.apps[app.index()].is_alive() || !self.is_starved(app) {
-                continue;
-            }
-            keep.push((app, amount));
             let mut pending = amount;
             while !pending.is_none() && self.apps[app.index()].is_alive() {
                 match self.assign_app_for_preemption(app, node, now, out) {
@@ -692,7 +695,44 @@ impl FairScheduler {
                 }
             }
         }
-        self.preempted_for[node.index()] = keep;
+    }
+
+    /// FSSchedulerNode.cleanupPreemptionList, run when a heartbeat reads the list: an app
+    /// stopped, no longer starved, or with neither starvation left from the last update is
+    /// owed nothing more here.
+    fn cleanup_preempted_for(&mut self, node: NodeId) {
+        let mut list = std::mem::take(&mut self.preempted_for[node.index()]);
+        list.retain(|&(app, _)| {
+            let a = &self.apps[app.index()];
+            a.is_alive()
+                && self.is_starved(app)
+                && !(a.fairshare_starvation.is_none() && a.minshare_starvation.is_none())
+        });
+        self.preempted_for[node.index()] = list;
+    }
+
+    /// FSSchedulerNode.allocateContainer: a container `app` gets on `node` meets that much of
+    /// the room preempted there for it; an app owed nothing more leaves the list.
+    pub(crate) fn preemption_fulfilled(&mut self, node: NodeId, app: AppId, allocated: Resource) {
+        let list = &mut self.preempted_for[node.index()];
+        if let Some(i) = list.iter().position(|(a, _)| *a == app) {
+            let owed = &mut list[i].1;
+            *owed = owed.sub_non_negative(owed.componentwise_min(allocated));
+            if owed.is_none() {
+                list.remove(i);
+            }
+        }
+    }
+
+    /// Room on `node` already promised: its reservation and what preemption freed there for
+    /// starved apps (FSSchedulerNode.getTotalReserved), which a new victim search cannot count.
+    fn promised_on(&self, node: NodeId) -> Resource {
+        let n = &self.cluster.nodes[node.index()];
+        let mut total = n.reservation.map_or(Resource::none(), |r| r.resource);
+        for (_, owed) in &self.preempted_for[node.index()] {
+            total.add_assign(*owed);
+        }
+        total
     }
 
     /// YARN's `isStarved`: below fair share, or attributed min-share starvation.

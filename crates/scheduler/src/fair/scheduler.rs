@@ -198,6 +198,7 @@ impl FairScheduler {
         a.usage.add_assign(resource);
         a.live.push(id, generation);
         let queue = a.queue.expect("an alive app has a queue");
+        self.preemption_fulfilled(node, app, resource);
         self.charge_path(queue, resource, true);
         self.refresh_app(app);
         self.touch_demand(app);
