@@ -229,9 +229,9 @@ impl FairScheduler {
     }
 
     /// YARN `allocate()` asks: each sets the outstanding count and the capability at (priority,
-    /// name). As in YARN (AppSchedulingInfo keys requests by priority and resource name), an ask
-    /// with another capability replaces the one at its priority and name; entries are kept per
-    /// capability so that a host and `*` may differ at one priority, as YARN allows.
+    /// name), replacing what that name asked before. As in YARN (AppSchedulingInfo keys
+    /// requests by priority, each key's asks by name), one entry holds a priority's asks, and
+    /// a host, its rack and `*` may each ask for another size.
     pub fn set_asks(&mut self, app: AppId, asks: &[Ask]) -> Result<(), SchedulerError> {
         if !self.apps[app.index()].is_alive() {
             return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
@@ -245,11 +245,10 @@ impl FairScheduler {
         // Checked before anything changes, so a refused call leaves the asks as they were.
         let capabilities: Vec<Resource> = asks.iter().map(|ask| self.normalize_for(app, ask.capability)).collect();
         let held = &self.apps[app.index()];
-        let mut new_keys: Vec<(i32, Resource)> = Vec::new();
-        for (ask, capability) in asks.iter().zip(&capabilities) {
-            let key = (ask.priority, *capability);
-            if held.request_index(ask.priority, capability).is_none() && !new_keys.contains(&key) {
-                new_keys.push(key);
+        let mut new_keys: Vec<i32> = Vec::new();
+        for ask in asks {
+            if held.request_index(ask.priority).is_none() && !new_keys.contains(&ask.priority) {
+                new_keys.push(ask.priority);
                 if held.requests.len() + new_keys.len() > MAX_REQUEST_KEYS {
                     return Err(too_many_request_keys(held.requests.len(), new_keys.len()));
                 }
@@ -269,9 +268,6 @@ impl FairScheduler {
                     Some(stamp) => stamp,
                     None => self.next_ask_stamp(app),
                 };
-                for e in self.apps[app.index()].requests.iter_mut().filter(|e| e.priority == ask.priority) {
-                    e.key_stamp = key_stamp;
-                }
             }
             // A name not interned yet (a host or rack no one holds) is new to the key.
             let held = if at_any {
@@ -284,9 +280,8 @@ impl FairScheduler {
                 Some(stamp) => stamp,
                 None => self.next_ask_stamp(app),
             };
-            self.drop_other_capabilities(app, ask, &capability);
             let a = &mut self.apps[app.index()];
-            let index = match a.request_index(ask.priority, &capability) {
+            let index = match a.request_index(ask.priority) {
                 Some(i) => i,
                 None => {
                     let at = a.requests.partition_point(|r| r.priority <= ask.priority);
@@ -306,8 +301,9 @@ impl FairScheduler {
                     at
                 }
             };
+            a.requests[index].key_stamp = key_stamp;
             let entry = &mut a.requests[index];
-            let value = LocalityAsk { count: ask.num_containers, relax: ask.relax_locality, stamp };
+            let value = LocalityAsk { capability, count: ask.num_containers, relax: ask.relax_locality, stamp };
             if at_any {
                 set_any(entry, &mut a.pending, Some(value));
                 if ask.num_containers <= 0 {
@@ -337,37 +333,14 @@ impl FairScheduler {
         a.ask_stamps
     }
 
-    /// Every ask at `priority` goes (its entries stay, with their scheduling opportunities and
+    /// Every ask at `priority` goes (its entry stays, with its scheduling opportunities and
     /// allowed locality, which YARN keeps per key in the application attempt).
     fn clear_asks_at(&mut self, app: AppId, priority: i32) {
         let a = &mut self.apps[app.index()];
-        for entry in a.requests.iter_mut().filter(|e| e.priority == priority) {
+        if let Some(entry) = a.requests.iter_mut().find(|e| e.priority == priority) {
             set_any(entry, &mut a.pending, None);
             for l in std::mem::take(&mut entry.locations).into_keys() {
                 self.cluster.locations.release(l);
-            }
-        }
-    }
-
-    /// Takes the ask's priority and name out of the entries of other capabilities at that
-    /// priority: the new ask replaces it, it does not sit beside it.
-    fn drop_other_capabilities(&mut self, app: AppId, ask: &Ask, capability: &Resource) {
-        let a = &mut self.apps[app.index()];
-        let start = a.requests.partition_point(|r| r.priority < ask.priority);
-        for i in start..a.requests.len() {
-            if a.requests[i].priority != ask.priority {
-                break;
-            }
-            if a.requests[i].capability == *capability {
-                continue;
-            }
-            let entry = &mut a.requests[i];
-            if ask.resource_name == ANY {
-                set_any(entry, &mut a.pending, None);
-            } else if let Some(l) = self.cluster.locations.get(&ask.resource_name) {
-                if entry.locations.remove(&l).is_some() {
-                    self.cluster.locations.release(l);
-                }
             }
         }
     }
@@ -582,7 +555,9 @@ impl FairScheduler {
             if first {
                 self.mark_am(app, capability);
                 // The recovered AM satisfies the AM ask made at submission.
-                if let Some(idx) = self.apps[app.index()].request_index(0, &self.normalize_for(app, capability)) {
+                let normalized = self.normalize_for(app, capability);
+                let a = &self.apps[app.index()];
+                if let Some(idx) = a.request_index(0).filter(|&i| a.requests[i].capability == normalized) {
                     self.decrement_any(app, idx);
                 }
             }
@@ -612,15 +587,13 @@ impl FairScheduler {
     }
 }
 
-/// Set the `*` ask of a request entry, keeping the application's pending total (the `*` asks'
-/// sum) in step with it.
+/// Set the `*` ask of a request entry (its capability becomes the entry's), keeping the
+/// application's pending total (the `*` asks' sum) in step with it.
 fn set_any(entry: &mut RequestEntry, pending: &mut Resource, value: Option<LocalityAsk>) {
-    let before = entry.any_count() as i64;
-    entry.any = value;
-    let delta = entry.any_count() as i64 - before;
-    if delta > 0 {
-        pending.add_assign(entry.capability.times(delta));
-    } else if delta < 0 {
-        pending.sub_assign(entry.capability.times(-delta));
+    pending.sub_assign(entry.capability.times(entry.any_count() as i64));
+    if let Some(any) = value {
+        entry.capability = any.capability;
     }
+    entry.any = value;
+    pending.add_assign(entry.capability.times(entry.any_count() as i64));
 }

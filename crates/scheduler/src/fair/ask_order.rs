@@ -113,7 +113,7 @@ impl FairScheduler {
                 for (&l, ask) in &e.locations {
                     let held = HeldAsk {
                         priority,
-                        capability: e.capability,
+                        capability: ask.capability,
                         count: ask.count,
                         relax: ask.relax,
                         location: Some(l),

@@ -108,9 +108,7 @@ impl FairScheduler {
         let app = r.app;
         let valid = self.apps[app.index()].is_alive()
             && self.apps[app.index()]
-                .requests
-                .iter()
-                .position(|e| e.priority == r.priority && e.capability == r.resource)
+                .request_index(r.priority)
                 .is_some_and(|idx| self.has_container_for_node(app, idx, node))
             && !self.over_am_share_limit(app);
         if !valid {
@@ -369,7 +367,7 @@ impl FairScheduler {
         // priority order (the request list does not change length while it is walked).
         let reserved_idx = if reserved {
             let r = self.cluster.nodes[node.index()].reservation.expect("a reserved node has a reservation");
-            self.apps[app.index()].requests.iter().position(|e| e.priority == r.priority && e.capability == r.resource)
+            self.apps[app.index()].request_index(r.priority)
         } else {
             None
         };
@@ -460,7 +458,10 @@ impl FairScheduler {
         reserved: bool,
         out: &mut Vec<Decision>,
     ) -> Assigned {
-        let capability = self.apps[app.index()].requests[idx].capability;
+        let capability = {
+            let n = &self.cluster.nodes[node.index()];
+            self.apps[app.index()].requests[idx].capability_at(kind, n.location, n.rack)
+        };
         let available = self.cluster.nodes[node.index()].unallocated();
         if capability.fits_in(&available) {
             if self.apps[app.index()].requests[idx].any_count() <= 0 {
@@ -470,17 +471,21 @@ impl FairScheduler {
                 }
                 return Assigned::None;
             }
+            // A reserved container is the one allocated, at its size (YARN assumes one size
+            // per priority; the ask's size only decided whether it fits).
+            let mut size = capability;
             if reserved {
+                size = self.cluster.nodes[node.index()].reservation.map_or(capability, |r| r.resource);
                 self.unreserve(app, node);
             }
-            let container = self.allocate(app, idx, node, kind);
+            let container = self.allocate(app, idx, node, kind, size);
             out.push(Decision::Allocated { app, container, node });
             return Assigned::Container(capability);
         }
         // An app waiting for room preempted on this node does not also reserve it.
         if self.is_reservable(app, &capability)
             && !self.node_preempted_for(node, app)
-            && self.reserve(app, idx, node, kind)
+            && self.reserve(app, idx, node, kind, if reserved { None } else { Some(capability) })
         {
             self.apps[app.index()].wait = Some(WaitReason::Reserved { request: capability });
             out.push(Decision::Reserved { app, node });
@@ -501,7 +506,9 @@ impl FairScheduler {
         starved && calc.compare(&self.cluster.total, capability, &threshold, self.types).is_ge()
     }
 
-    fn reserve(&mut self, app: AppId, idx: usize, node: NodeId, kind: NodeType) -> bool {
+    /// Reserve `node` for `app` at the key of entry `idx`: a new container of `fresh_size`, or
+    /// (`None`, the node's reservation being served) the reserved container again.
+    fn reserve(&mut self, app: AppId, idx: usize, node: NodeId, kind: NodeType, fresh_size: Option<Resource>) -> bool {
         let n = &self.cluster.nodes[node.index()];
         if n.reservation.is_some_and(|r| r.app != app) {
             return false;
@@ -525,10 +532,12 @@ impl FairScheduler {
                 return false;
             }
         }
-        let e = &self.apps[app.index()].requests[idx];
+        let priority = self.apps[app.index()].requests[idx].priority;
+        let Some(resource) = fresh_size.or(n.reservation.map(|r| r.resource)) else {
+            return false;
+        };
         let fresh = n.reservation.is_none();
-        self.cluster.nodes[node.index()].reservation =
-            Some(Reservation { app, priority: e.priority, resource: e.capability, seq: 0 });
+        self.cluster.nodes[node.index()].reservation = Some(Reservation { app, priority, resource, seq: 0 });
         if fresh {
             self.apps[app.index()].reserved_nodes.push(node);
             self.counters.reservations_made += 1;
@@ -546,7 +555,14 @@ impl FairScheduler {
     }
 
     /// Create the container: asks decremented by locality, usage charged, AM marked.
-    fn allocate(&mut self, app: AppId, idx: usize, node: NodeId, kind: NodeType) -> crate::ids::ContainerId {
+    fn allocate(
+        &mut self,
+        app: AppId,
+        idx: usize,
+        node: NodeId,
+        kind: NodeType,
+        capability: Resource,
+    ) -> crate::ids::ContainerId {
         let (node_loc, rack_loc) = {
             let n = &self.cluster.nodes[node.index()];
             (n.location, n.rack)
@@ -558,7 +574,7 @@ impl FairScheduler {
                 e.allowed_locality = Some(kind);
             }
         }
-        let (capability, priority) = (e.capability, e.priority);
+        let priority = e.priority;
         // An entry allocated down to nothing goes, and lets go of its name.
         let locations = &mut self.cluster.locations;
         let mut dec = |loc| {

@@ -104,16 +104,23 @@ impl Queue {
 /// The outstanding count at one resource name, and whether locality may relax past it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LocalityAsk {
+    /// What one container of this ask is: asks at one priority may differ by name (YARN keys
+    /// them by priority and name; the locality an allocation takes decides its size).
+    pub capability: Resource,
     pub count: i32,
     pub relax: bool,
     /// When its name entered YARN's map of the key's asks (see `ask_order`).
     pub stamp: u32,
 }
 
-/// All asks of one application at one (priority, capability): YARN's scheduler key.
+/// All asks of one application at one priority: YARN's scheduler key, with its asks by
+/// resource name, each of its own capability.
 #[derive(Debug, Clone)]
 pub struct RequestEntry {
     pub priority: i32,
+    /// The `*` ask's capability (YARN's `getPendingAsk(key, ANY)`), which demand, the fit
+    /// checks of `hasContainerForNode` and off-switch allocations read; the last one set once
+    /// the `*` ask is gone (nothing reads it then).
     pub capability: Resource,
     pub any: Option<LocalityAsk>,
     /// Racks and hosts (YARN keeps them in one map by name).
@@ -139,6 +146,16 @@ impl RequestEntry {
 
     pub fn count_at(&self, location: LocationId) -> i32 {
         self.locations.get(&location).map_or(0, |a| a.count.max(0))
+    }
+
+    /// The capability an allocation at `kind` takes: the host's ask, the rack's or `*`'s.
+    pub fn capability_at(&self, kind: NodeType, node: LocationId, rack: LocationId) -> Resource {
+        let at = |l: LocationId| self.locations.get(&l).map_or(self.capability, |a| a.capability);
+        match kind {
+            NodeType::NodeLocal => at(node),
+            NodeType::RackLocal => at(rack),
+            NodeType::OffSwitch => self.capability,
+        }
     }
 
     /// YARN's `canDelayTo`: no request at that name, or one that relaxes locality.
@@ -232,14 +249,10 @@ impl App {
         !self.demand.saturating_sub(self.usage).is_none()
     }
 
-    /// `requests` is kept sorted by priority (`set_asks` inserts in order), so only the run
-    /// of entries at `priority` is scanned: an app with many priorities costs a binary search.
-    pub fn request_index(&self, priority: i32, capability: &Resource) -> Option<usize> {
-        let start = self.requests.partition_point(|r| r.priority < priority);
-        self.requests[start..]
-            .iter()
-            .take_while(|r| r.priority == priority)
-            .position(|r| r.capability == *capability)
-            .map(|i| start + i)
+    /// The entry at `priority`: `requests` is kept sorted by priority, one entry each
+    /// (`set_asks` inserts in order), so an app with many priorities costs a binary search.
+    pub fn request_index(&self, priority: i32) -> Option<usize> {
+        let i = self.requests.partition_point(|r| r.priority < priority);
+        (self.requests.get(i)?.priority == priority).then_some(i)
     }
 }
