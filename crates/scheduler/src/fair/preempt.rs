@@ -239,8 +239,13 @@ impl FairScheduler {
                         plan.victims.push(self.explain_victim(app, m));
                     }
                 }
+                // YARN means to wait 4 heartbeats more (10 passes with continuous scheduling),
+                // but FairScheduler.serviceInit builds its preemption thread before the
+                // heartbeat interval is read, so the heartbeats count as 0 ms.
+                let alloc_delay =
+                    if self.props.continuous_scheduling { 10 * self.props.continuous_scheduling_sleep_ms } else { 0 };
                 let delay = self.props.wait_time_before_kill_ms
-                    + 4 * self.props.nm_heartbeat_interval_ms
+                    + alloc_delay
                     + self.props.wait_time_before_next_starvation_check_ms;
                 self.apps[app.index()].next_starvation_check = now.saturating_add(delay);
             }
