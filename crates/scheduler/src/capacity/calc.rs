@@ -16,7 +16,7 @@ pub struct Calc {
 }
 
 /// `Resources.createResource(memory)`: the memory, one vcore when it is positive, nothing else.
-fn memory_only(memory: i64) -> Resource {
+pub(crate) fn memory_only(memory: i64) -> Resource {
     Resource::new(memory, i64::from(memory > 0))
 }
 
@@ -170,32 +170,41 @@ impl Calc {
         out
     }
 
-    /// `roundUp(r, step)`: to a multiple of the step (memory only under the default calculator).
+    /// `roundUp(r, step)`: to a multiple of the step. The default calculator answers
+    /// `createResource(memory)`, so the vcores become 1 (0 without memory), as in Hadoop 3.4.
     pub fn round_up(&self, r: &Resource, step: &Resource) -> Resource {
+        if !self.is_dominant() {
+            return memory_only(round_up_to(r.memory(), step.memory()));
+        }
         let mut out = *r;
-        let last = if self.is_dominant() { self.types } else { 1 };
-        for i in 0..last {
+        for i in 0..self.types {
             out.set(i, round_up_to(r.get(i), step.get(i)));
         }
         out
     }
 
-    /// `roundDown(r, step)`.
+    /// `roundDown(r, step)` (memory only under the default calculator, as `round_up`).
     pub fn round_down(&self, r: &Resource, step: &Resource) -> Resource {
+        if !self.is_dominant() {
+            return memory_only(round_down_to(r.memory(), step.memory()));
+        }
         let mut out = *r;
-        let last = if self.is_dominant() { self.types } else { 1 };
-        for i in 0..last {
+        for i in 0..self.types {
             out.set(i, round_down_to(r.get(i), step.get(i)));
         }
         out
     }
 
-    /// `divideAndCeil(r, by)`: `ceil(value / by)` in float, 0 when `by` is 0.
+    /// `divideAndCeil(r, by)`: `ceil(value / by)` in float, 0 when `by` is 0 (memory only
+    /// under the default calculator, as `round_up`).
     pub fn divide_and_ceil(&self, r: &Resource, by: f32) -> Resource {
+        let ceil = |v: i64| if by == 0.0 { 0 } else { (v as f32 / by).ceil() as i64 };
+        if !self.is_dominant() {
+            return memory_only(ceil(r.memory()));
+        }
         let mut out = *r;
         for i in 0..self.types {
-            let v = if by == 0.0 { 0 } else { (r.get(i) as f32 / by).ceil() as i64 };
-            out.set(i, v);
+            out.set(i, ceil(r.get(i)));
         }
         out
     }

@@ -28,19 +28,16 @@ pub struct Knobs {
     pub natural_termination_factor: f64,
 }
 
-/// The normalised offer: `floor(x + 0.5)` of memory under the default calculator, the
-/// ceiling of every type under the dominant one.
+/// The normalised offer (`multiplyAndNormalizeUp` with a step of 1): `floor(x + 0.5)` of
+/// memory under the default calculator, whose answer is `createResource(memory)` (one vcore,
+/// none without memory), and the ceiling of every type under the dominant one.
 fn offer_share(calc: &Calc, unassigned: &Resource, norm: &[f64]) -> Resource {
+    if !calc.is_dominant() {
+        return crate::capacity::calc::memory_only((unassigned.memory() as f64 * norm[0] + 0.5) as i64);
+    }
     let mut out = *unassigned;
-    if calc.is_dominant() {
-        for (i, n) in norm.iter().enumerate().take(calc.types) {
-            out.set(i, (unassigned.get(i) as f64 * n).ceil() as i64);
-        }
-    } else {
-        out.set(0, (unassigned.memory() as f64 * norm[0] + 0.5) as i64);
-        for (i, n) in norm.iter().enumerate().take(calc.types).skip(1) {
-            out.set(i, (unassigned.get(i) as f64 * n + 0.5) as i64);
-        }
+    for (i, n) in norm.iter().enumerate().take(calc.types) {
+        out.set(i, (unassigned.get(i) as f64 * n).ceil() as i64);
     }
     out
 }

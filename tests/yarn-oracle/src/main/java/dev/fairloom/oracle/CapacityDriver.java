@@ -206,11 +206,17 @@ final class CapacityDriver extends Driver {
     return o;
   }
 
-  /** Containers the policy has marked and that still run. */
+  /**
+   * Containers the policy has marked and that still run: what the AM is warned about
+   * (FiCaSchedulerApp.markContainerForPreemption keeps live containers only). A reservation the
+   * selector took stays in the policy's map but was dropped, not marked.
+   */
   private int marked(FiCaSchedulerApp attempt) {
     int count = 0;
     for (RMContainer c : policy.getToPreemptContainers().keySet()) {
-      if (c.getApplicationAttemptId().equals(attempt.getApplicationAttemptId()) && !Views.ended(c)) {
+      if (c.getApplicationAttemptId().equals(attempt.getApplicationAttemptId())
+          && attempt.getLiveContainersMap().containsKey(c.getContainerId())
+          && !Views.ended(c)) {
         count++;
       }
     }
