@@ -82,7 +82,9 @@ impl CapacityScheduler {
         } else {
             Resource::none()
         };
-        if !self.calc.ge(&self.cluster.total, &headroom.saturating_add(could_unreserve), &any.capability) {
+        // Hadoop 3.4's `Resources.fitsIn(rc, ...)`: memory under the default calculator,
+        // every type under the dominant one (not a dominant-share comparison).
+        if !self.calc.fits_in(&any.capability, &headroom.saturating_add(could_unreserve)) {
             // The whole leaf stops here, for every application in it.
             self.note_queue_limit(leaf, wanted_partition, headroom);
             return AppAnswer::QueueSkipped;
@@ -233,7 +235,7 @@ impl CapacityScheduler {
     ) -> AppAnswer {
         let capability = ask.capability;
         let n = self.cluster.node(offer.node);
-        if !self.calc.le(&self.cluster.total, &capability, &n.total) {
+        if !self.calc.fits_in(&capability, &n.total) {
             self.set_wait(app, Some(WaitReason::LargerThanNode { request: capability }));
             return AppAnswer::LocalitySkipped;
         }
@@ -422,7 +424,7 @@ impl CapacityScheduler {
             (r.any.expect("a request with a count has a * ask"), NodeType::OffSwitch)
         };
         let n = self.cluster.node(node);
-        if !self.calc.le(&self.cluster.total, &ask.capability, &n.total) {
+        if !self.calc.fits_in(&ask.capability, &n.total) {
             return;
         }
         if self.calc.available_containers(&n.unallocated(), &ask.capability) > 0 {

@@ -176,7 +176,7 @@ impl CapacityScheduler {
             let q = self.q(leaf);
             let am_used = q.part(p).am_used;
             let exempt = q.active.is_empty() || !self.calc.positive(&cluster, &am_used);
-            if !exempt && !self.calc.le(&cluster, &am_used.saturating_add(am), &limit) {
+            if !exempt && !self.calc.fits_in(&am_used.saturating_add(am), &limit) {
                 let queue = q.name.clone();
                 self.set_wait(app, Some(WaitReason::QueueAmLimit { queue, am_used, request: am, limit }));
                 continue;
@@ -184,7 +184,7 @@ impl CapacityScheduler {
             let user_limit = *user_am_limits.entry(p).or_insert_with(|| self.user_am_limit(leaf, p));
             let slot = self.apps[app.index()].user_slot;
             let user_am = self.q(leaf).users.at(slot).am_used[p.index()];
-            if !exempt && !self.calc.le(&cluster, &user_am.saturating_add(am), &user_limit) {
+            if !exempt && !self.calc.fits_in(&user_am.saturating_add(am), &user_limit) {
                 self.set_wait(
                     app,
                     Some(WaitReason::UserAmLimit { user, am_used: user_am, request: am, limit: user_limit }),
