@@ -318,7 +318,8 @@ impl CapacityScheduler {
         let a = &self.apps[app.index()];
         let priority = a.requests[idx].priority;
         let at_key = || a.reservations.iter().filter(|h| h.priority == priority);
-        let capacity = hash_order::hash_map_capacity(at_key().count());
+        let peak = a.reservation_peaks.iter().find(|(k, _)| *k == priority).map_or(0, |&(_, n)| n);
+        let capacity = hash_order::hash_map_capacity(peak.max(at_key().count()));
         at_key()
             .enumerate()
             .filter(|(_, h)| self.calc.fits_in(needed, &h.resource))

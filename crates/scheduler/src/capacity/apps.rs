@@ -68,6 +68,7 @@ impl CapacityScheduler {
             live: Default::default(),
             next_container_seq: 1,
             reservations: Vec::new(),
+            reservation_peaks: Vec::new(),
             keys: vec![None; nparts],
             preempted: 0,
             marked: 0,
@@ -105,6 +106,7 @@ impl CapacityScheduler {
         }
         a.live = Default::default();
         a.reservations = Vec::new();
+        a.reservation_peaks = Vec::new();
         self.release_requests(id);
         self.free_apps.push(id.slot);
         Ok(())
@@ -593,6 +595,11 @@ impl CapacityScheduler {
         a.next_container_seq += 1;
         a.reserved[p.index()].add_assign(resource);
         a.reservations.push(HeldReservation { node, priority, resource, partition: p, since: now });
+        let held = a.reservations.iter().filter(|r| r.priority == priority).count();
+        match a.reservation_peaks.iter_mut().find(|(k, _)| *k == priority) {
+            Some((_, peak)) => *peak = (*peak).max(held),
+            None => a.reservation_peaks.push((priority, held)),
+        }
         self.cluster.nodes[node.index()].reservation = Some(Reservation { app, priority, resource, seq });
         self.charge(app, p, resource, true, true);
         self.counters.reservations_made += 1;
@@ -608,6 +615,10 @@ impl CapacityScheduler {
         let a = &mut self.apps[app.index()];
         let Some(i) = a.reservations.iter().position(|r| r.node == node) else { return };
         let held = a.reservations.remove(i);
+        // An emptied map goes (YARN removes the key), so the next one starts small again.
+        if !a.reservations.iter().any(|r| r.priority == held.priority) {
+            a.reservation_peaks.retain(|(k, _)| *k != held.priority);
+        }
         a.reserved[held.partition.index()].sub_assign(held.resource);
         if a.queue.is_some() && a.is_alive() {
             self.charge(app, held.partition, held.resource, false, true);

@@ -348,6 +348,10 @@ pub struct CsApp {
     pub live: LiveList,
     pub next_container_seq: u32,
     pub reservations: Vec<HeldReservation>,
+    /// By priority with reservations: the most this app ever held at once since its first one
+    /// there. YARN keeps them in a `HashMap<NodeId, RMContainer>` per key, which never shrinks
+    /// until it empties, so its iteration order (continue-looking's pick) follows that peak.
+    pub reservation_peaks: Vec<(i32, usize)>,
     /// By partition: its key in its leaf's order, while it is in it.
     pub keys: Vec<Option<super::order::AppKey>>,
     pub preempted: u32,
