@@ -16,7 +16,7 @@ pub struct Calc {
 }
 
 /// `Resources.createResource(memory)`: the memory, one vcore when it is positive, nothing else.
-pub(crate) fn memory_only(memory: i64) -> Resource {
+fn memory_only(memory: i64) -> Resource {
     Resource::new(memory, i64::from(memory > 0))
 }
 

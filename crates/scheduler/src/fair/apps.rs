@@ -337,7 +337,8 @@ impl FairScheduler {
     /// allowed locality, which YARN keeps per key in the application attempt).
     fn clear_asks_at(&mut self, app: AppId, priority: i32) {
         let a = &mut self.apps[app.index()];
-        if let Some(entry) = a.requests.iter_mut().find(|e| e.priority == priority) {
+        if let Some(i) = a.request_index(priority) {
+            let entry = &mut a.requests[i];
             set_any(entry, &mut a.pending, None);
             for l in std::mem::take(&mut entry.locations).into_keys() {
                 self.cluster.locations.release(l);

@@ -10,10 +10,9 @@
 //! name and key carries the number of its insertion (`stamp`), given in the order in which YARN
 //! applies an `allocate` call: grouped by key and name in `HashMap`s, in those maps' order.
 
-use std::collections::BTreeMap;
-
 use fairloom_model::{Resource, ANY};
 
+use super::state::RequestEntry;
 use super::FairScheduler;
 use crate::cluster::hash_order::{
     bucket, concurrent_map_capacity, hash_map_capacity, java_string_hash, request_key_hash,
@@ -70,56 +69,53 @@ impl FairScheduler {
     /// when its `*` ask is set to nothing, or allocated down to nothing with no other name
     /// left).
     pub(crate) fn held_key_stamp(&self, app: AppId, priority: i32) -> Option<u32> {
-        let mut entries = self.apps[app.index()].requests.iter().filter(|e| e.priority == priority);
-        entries.find(|e| e.holds_names()).map(|e| e.key_stamp)
+        self.request_at(app, priority).filter(|e| e.holds_names()).map(|e| e.key_stamp)
     }
 
     /// The stamp a name at `priority` already has in YARN's map, if it is there (a `*`
     /// allocated down to nothing has left it).
     pub(crate) fn held_name_stamp(&self, app: AppId, priority: i32, location: Option<LocationId>) -> Option<u32> {
-        let entries = self.apps[app.index()].requests.iter().filter(|e| e.priority == priority);
+        let e = self.request_at(app, priority)?;
         match location {
-            None => entries.filter(|e| e.any_count() > 0).find_map(|e| e.any.map(|a| a.stamp)),
-            Some(l) => entries.filter_map(|e| e.locations.get(&l)).map(|a| a.stamp).next(),
+            None => e.any.filter(|_| e.any_count() > 0).map(|a| a.stamp),
+            Some(l) => e.locations.get(&l).map(|a| a.stamp),
         }
+    }
+
+    /// The app's asks at `priority` (one entry per priority, as YARN's scheduler key).
+    fn request_at(&self, app: AppId, priority: i32) -> Option<&RequestEntry> {
+        let a = &self.apps[app.index()];
+        a.request_index(priority).map(|i| &a.requests[i])
     }
 
     /// `getAllResourceRequests` as YARN iterates it: keys in their map's order, names within
     /// a key in theirs. A name set to 0 by the AM is still there; a `*` allocated to 0 is not.
     pub(crate) fn asks_in_yarn_order(&self, app: AppId) -> Vec<HeldAsk> {
         let a = &self.apps[app.index()];
-        let mut keys: BTreeMap<i32, u32> = BTreeMap::new();
-        for e in a.requests.iter().filter(|e| e.holds_names()) {
-            keys.insert(e.priority, e.key_stamp);
-        }
-        let key_capacity = concurrent_map_capacity(keys.len());
-        let mut ranked: Vec<(u32, u32, i32)> =
-            keys.iter().map(|(&p, &stamp)| (bucket(request_key_hash(p), key_capacity), stamp, p)).collect();
-        ranked.sort_unstable();
+        // One entry per priority: the keys YARN holds are the entries holding a name.
+        let held: Vec<&RequestEntry> = a.requests.iter().filter(|e| e.holds_names()).collect();
+        let key_capacity = concurrent_map_capacity(held.len());
+        let mut ranked: Vec<(u32, u32, &RequestEntry)> =
+            held.into_iter().map(|e| (bucket(request_key_hash(e.priority), key_capacity), e.key_stamp, e)).collect();
+        ranked.sort_unstable_by_key(|&(bucket, stamp, e)| (bucket, stamp, e.priority));
         let mut out = Vec::new();
-        for (_, _, priority) in ranked {
+        for (_, _, e) in ranked {
+            let priority = e.priority;
             let mut names: Vec<(i32, u32, HeldAsk)> = Vec::new();
-            for e in a.requests.iter().filter(|e| e.priority == priority) {
-                if let Some(any) = e.any.filter(|any| any.count > 0) {
-                    let held = HeldAsk {
-                        priority,
-                        capability: e.capability,
-                        count: any.count,
-                        relax: any.relax,
-                        location: None,
-                    };
-                    names.push((java_string_hash(ANY), any.stamp, held));
-                }
-                for (&l, ask) in &e.locations {
-                    let held = HeldAsk {
-                        priority,
-                        capability: ask.capability,
-                        count: ask.count,
-                        relax: ask.relax,
-                        location: Some(l),
-                    };
-                    names.push((java_string_hash(self.cluster.location_name(l)), ask.stamp, held));
-                }
+            if let Some(any) = e.any.filter(|any| any.count > 0) {
+                let held =
+                    HeldAsk { priority, capability: e.capability, count: any.count, relax: any.relax, location: None };
+                names.push((java_string_hash(ANY), any.stamp, held));
+            }
+            for (&l, ask) in &e.locations {
+                let held = HeldAsk {
+                    priority,
+                    capability: ask.capability,
+                    count: ask.count,
+                    relax: ask.relax,
+                    location: Some(l),
+                };
+                names.push((java_string_hash(self.cluster.location_name(l)), ask.stamp, held));
             }
             let capacity = concurrent_map_capacity(names.len());
             names.sort_by_key(|(hash, stamp, _)| (bucket(*hash, capacity), *stamp));

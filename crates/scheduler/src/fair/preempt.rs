@@ -526,13 +526,13 @@ impl FairScheduler {
         let mut max_ams = usize::MAX;
         for &id in nodes {
             let n = &self.cluster.nodes[id.index()];
+            // The room free now, less what is promised (YARN's potential before any victim).
+            let free = n.unallocated().sub_non_negative(self.promised_on(id));
             // Exact skip: every container already marked and the free room too small.
-            let promised = self.promised_on(id);
-            if n.marked as usize == n.containers.len() && !request.fits_in(&n.unallocated().sub_non_negative(promised))
-            {
+            if n.marked as usize == n.containers.len() && !request.fits_in(&free) {
                 continue;
             }
-            if let Some((victims, ams)) = self.victims_on(id, request, max_ams) {
+            if let Some((victims, ams)) = self.victims_on(id, free, request, max_ams) {
                 max_ams = ams;
                 best = Some((id, victims, ams));
                 if ams == 0 {
@@ -543,12 +543,17 @@ impl FairScheduler {
         best
     }
 
-    /// Victims on one node: non-AM containers first, AMs last; only from preemptable apps
-    /// that stay at or above their fair share. `None` if the node cannot free `request`
-    /// with fewer than `max_ams` AM containers.
-    fn victims_on(&self, node: NodeId, request: Resource, max_ams: usize) -> Option<(Vec<ContainerId>, usize)> {
-        let n = &self.cluster.nodes[node.index()];
-        let mut potential = n.unallocated().sub_non_negative(self.promised_on(node));
+    /// Victims on one node, whose room not promised to anyone is `free`: non-AM containers
+    /// first, AMs last; only from preemptable apps that stay at or above their fair share.
+    /// `None` if the node cannot free `request` with fewer than `max_ams` AM containers.
+    fn victims_on(
+        &self,
+        node: NodeId,
+        free: Resource,
+        request: Resource,
+        max_ams: usize,
+    ) -> Option<(Vec<ContainerId>, usize)> {
+        let mut potential = free;
         let mut candidates: Vec<ContainerId> =
             self.node_containers(node).filter(|c| !self.cluster.containers[c.index()].marked_for).collect();
         // Running order (allocation order), AM containers at the end.

@@ -33,7 +33,7 @@ pub struct Knobs {
 /// none without memory), and the ceiling of every type under the dominant one.
 fn offer_share(calc: &Calc, unassigned: &Resource, norm: &[f64]) -> Resource {
     if !calc.is_dominant() {
-        return crate::capacity::calc::memory_only((unassigned.memory() as f64 * norm[0] + 0.5) as i64);
+        return calc.multiply_and_normalize_up(unassigned, norm[0], &Resource::new(1, 1));
     }
     let mut out = *unassigned;
     for (i, n) in norm.iter().enumerate().take(calc.types) {
