@@ -8,7 +8,6 @@ use fairloom_model::{NodeType, Resource};
 use super::assign::Offer;
 use super::state::LocalityAsk;
 use super::CapacityScheduler;
-use crate::cluster::hash_order;
 use crate::driver::Decision;
 use crate::ids::{AppId, ContainerId, NodeId, PartitionId, QueueId};
 use crate::reason::WaitReason;
@@ -124,8 +123,8 @@ impl CapacityScheduler {
             (n.location, n.rack)
         };
         let r = &self.apps[app.index()].requests[idx];
-        // Node-local.
-        if let Some(&ask) = r.at(location) {
+        // Node-local, which `canAssign` allows only while the node's rack is asked for too.
+        if let (Some(&ask), Some(_)) = (r.at(location), r.at(rack)) {
             let answer =
                 self.assign_container(leaf, app, idx, ask, NodeType::NodeLocal, offer, headroom, user_unreserve, out);
             if answer != AppAnswer::LocalitySkipped {
@@ -272,11 +271,14 @@ impl CapacityScheduler {
                     .map_or(Resource::none(), |h| h.resource)
             });
             if !self.accept(leaf, &capability, &released, offer) {
+                // The walk proposed it and stops here as for an allocation; the commit
+                // refuses it, and the heartbeat counts it and walks again.
+                self.reset_opportunities(app, idx, kind, offer.partition);
                 self.set_wait(
                     app,
                     Some(WaitReason::QueueMaxCapacity { queue: self.q(leaf).name.clone(), limit: headroom }),
                 );
-                return AppAnswer::LocalitySkipped;
+                return AppAnswer::Allocated(kind);
             }
             if let Some(node) = give_back {
                 self.unreserve(app, node);
@@ -295,7 +297,9 @@ impl CapacityScheduler {
                 return AppAnswer::LocalitySkipped;
             }
             if !self.accept(leaf, &capability, &Resource::none(), offer) {
-                return AppAnswer::LocalitySkipped;
+                // Proposed, refused by the commit: the heartbeat ends as after a reservation.
+                self.reset_opportunities(app, idx, kind, offer.partition);
+                return AppAnswer::Reserved;
             }
             let priority = self.apps[app.index()].requests[idx].priority;
             self.reserve(app, offer.node, priority, capability, offer.now);
@@ -310,21 +314,16 @@ impl CapacityScheduler {
     }
 
     /// `getNodeIdToUnreserve`: the first of the app's reservations at this key that frees
-    /// at least `needed`, in the order YARN's `HashMap<NodeId, RMContainer>` of them iterates:
-    /// by the bucket of the node's id, then in the order they were made. (The map is made
-    /// afresh when the key's first reservation comes; past 12 reservations at one key its
-    /// size history, which this does not keep, could order buckets differently.)
+    /// at least `needed`, in the order YARN's map of them iterates
+    /// ([`CapacityScheduler::reservations_in_yarn_order`]).
     fn node_to_unreserve(&self, app: AppId, idx: usize, needed: &Resource) -> Option<NodeId> {
         let a = &self.apps[app.index()];
         let priority = a.requests[idx].priority;
-        let at_key = || a.reservations.iter().filter(|h| h.priority == priority);
-        let peak = a.reservation_peaks.iter().find(|(k, _)| *k == priority).map_or(0, |&(_, n)| n);
-        let capacity = hash_order::hash_map_capacity(peak.max(at_key().count()));
-        at_key()
-            .enumerate()
-            .filter(|(_, h)| self.calc.fits_in(needed, &h.resource))
-            .min_by_key(|(i, h)| (hash_order::bucket(self.cluster.node(h.node).yarn_hash, capacity), *i))
-            .map(|(_, h)| h.node)
+        self.reservations_in_yarn_order(app)
+            .into_iter()
+            .map(|i| &a.reservations[i])
+            .find(|h| h.priority == priority && self.calc.fits_in(needed, &h.resource))
+            .map(|h| h.node)
     }
 
     /// The commit's check (`AbstractCSQueue.accept`): no queue on the path goes past its
@@ -401,9 +400,11 @@ impl CapacityScheduler {
         }
     }
 
-    /// The node's reservation first (`allocateFromReservedContainer`): allocate it if the
-    /// node now has room, re-reserve if not, drop it when nothing is asked at its key any
-    /// more. No limit applies, as in YARN.
+    /// The node's reservation first (`allocateFromReservedContainer`): the locality levels
+    /// of its key are walked as for a new container (`tryAllocateOnNode` with the reserved
+    /// container), except that off-switch needs no delay; the first level whose ask fits the
+    /// node allocates, or re-reserves when the node has no room yet. The reservation is
+    /// dropped when nothing is asked at its key any more. No limit applies, as in YARN.
     pub(super) fn allocate_reserved(&mut self, node: NodeId, app: AppId, priority: i32, out: &mut Vec<Decision>) {
         let Some(idx) =
             self.apps[app.index()].request(priority).filter(|&i| self.apps[app.index()].requests[i].any_count() > 0)
@@ -412,22 +413,11 @@ impl CapacityScheduler {
             out.push(Decision::Unreserved { app, node });
             return;
         };
-        let (location, rack) = {
-            let n = self.cluster.node(node);
-            (n.location, n.rack)
-        };
-        let r = &self.apps[app.index()].requests[idx];
-        let (ask, kind) = if let Some(&a) = r.at(location) {
-            (a, NodeType::NodeLocal)
-        } else if let Some(&a) = r.at(rack) {
-            (a, NodeType::RackLocal)
-        } else {
-            (r.any.expect("a request with a count has a * ask"), NodeType::OffSwitch)
-        };
+        // Every offer of a reserved node counts as a scheduling opportunity of its key, and
+        // is never taken back (YARN subtracts only for nodes without a reservation).
+        self.apps[app.index()].requests[idx].scheduling_opportunities += 1;
+        let Some((ask, kind)) = self.reserved_level(app, idx, node) else { return };
         let n = self.cluster.node(node);
-        if !self.calc.fits_in(&ask.capability, &n.total) {
-            return;
-        }
         if self.calc.available_containers(&n.unallocated(), &ask.capability) > 0 {
             // allocateFromReservedContainer hands the leaf the whole partition as its limit;
             // the commit publishes it (capped by the queue's maximum).
@@ -442,5 +432,34 @@ impl CapacityScheduler {
         } else {
             self.apps[app.index()].requests[idx].re_reservations += 1;
         }
+    }
+
+    /// `assignContainersOnNode` for a reserved container: the first locality level that may
+    /// be served here and whose ask fits the node's total, with that ask. Node-local and
+    /// rack-local keep their checks (an ask at the node's rack, the rack-local delay); a
+    /// level that does not relax locality ends the walk.
+    fn reserved_level(&self, app: AppId, idx: usize, node: NodeId) -> Option<(LocalityAsk, NodeType)> {
+        let n = self.cluster.node(node);
+        let r = &self.apps[app.index()].requests[idx];
+        let fits_node = |ask: &LocalityAsk| self.calc.fits_in(&ask.capability, &n.total);
+        let rack_asked = r.at(n.rack).is_some();
+        if let Some(&ask) = r.at(n.location) {
+            if rack_asked && fits_node(&ask) {
+                return Some((ask, NodeType::NodeLocal));
+            }
+        }
+        if let Some(&ask) = r.at(n.rack) {
+            if !r.can_delay_to(Some(n.rack)) {
+                return None;
+            }
+            if self.may_assign(app, idx, NodeType::RackLocal) && fits_node(&ask) {
+                return Some((ask, NodeType::RackLocal));
+            }
+        }
+        let ask = r.any.filter(|a| a.count > 0)?;
+        if !r.can_delay_to(None) || !fits_node(&ask) {
+            return None;
+        }
+        Some((ask, NodeType::OffSwitch))
     }
 }

@@ -7,6 +7,7 @@ use fairloom_model::{normalize, ApplicationId, Millis, Resource, ANY};
 
 use super::state::{CsApp, CsRequest, HeldReservation, LocalityAsk};
 use super::CapacityScheduler;
+use crate::cluster::hash_order;
 use crate::cluster::{put_in_slot, take_slot, Reservation};
 use crate::driver::{too_many_request_keys, AppState, Ask, QueueAcl, SchedulerError, SubmitSpec, MAX_REQUEST_KEYS};
 use crate::ids::{AppId, ContainerId, NodeId, PartitionId, QueueId};
@@ -603,6 +604,39 @@ impl CapacityScheduler {
         self.cluster.nodes[node.index()].reservation = Some(Reservation { app, priority, resource, seq });
         self.charge(app, p, resource, true, true);
         self.counters.reservations_made += 1;
+    }
+
+    /// The app's reservations in the order YARN's `getReservedContainers` lists them: its
+    /// `HashMap<SchedulerRequestKey, HashMap<NodeId, RMContainer>>`, keys by bucket then by
+    /// their first reservation, and within a key by the node id's bucket in a table sized by
+    /// the key's peak (see `reservation_peaks`), then in the order they were made. Indices into
+    /// `reservations`.
+    pub(crate) fn reservations_in_yarn_order(&self, app: AppId) -> Vec<usize> {
+        let a = &self.apps[app.index()];
+        let mut keys: Vec<i32> = Vec::new();
+        for h in &a.reservations {
+            if !keys.contains(&h.priority) {
+                keys.push(h.priority);
+            }
+        }
+        let outer = hash_order::hash_map_capacity(keys.len());
+        let inner = |priority: i32| {
+            let held = a.reservations.iter().filter(|h| h.priority == priority).count();
+            let peak = a.reservation_peaks.iter().find(|(k, _)| *k == priority).map_or(0, |&(_, n)| n);
+            hash_order::hash_map_capacity(peak.max(held))
+        };
+        let mut order: Vec<usize> = (0..a.reservations.len()).collect();
+        order.sort_by_cached_key(|&i| {
+            let h = &a.reservations[i];
+            let key_at = keys.iter().position(|&k| k == h.priority).unwrap_or(0);
+            (
+                hash_order::bucket(hash_order::request_key_hash(h.priority), outer),
+                key_at,
+                hash_order::bucket(self.cluster.node(h.node).yarn_hash, inner(h.priority)),
+                i,
+            )
+        });
+        order
     }
 
     /// Drop `app`'s reservation on `node`.

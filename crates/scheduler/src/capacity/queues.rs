@@ -10,6 +10,7 @@ use fairloom_model::Resource;
 
 use super::state::{CsQueue, QueuePart};
 use super::CapacityScheduler;
+use crate::cluster::hash_order;
 use crate::driver::AppState;
 use crate::driver::SchedulerError;
 use crate::ids::{PartitionId, QueueId};
@@ -93,7 +94,13 @@ impl CapacityScheduler {
         let old: HashMap<QueueId, String> = self.queues().map(|(id, q)| (id, q.name.clone())).collect();
         let old_lists: HashMap<String, (Vec<_>, Vec<_>)> =
             self.queues().map(|(_, q)| (q.name.clone(), (q.active.clone(), q.waiting.clone()))).collect();
+        let old_children: HashMap<String, Vec<String>> = self
+            .queues()
+            .filter(|(_, q)| !q.leaf)
+            .map(|(_, q)| (q.name.clone(), q.children.iter().map(|&c| self.q(c).name.clone()).collect()))
+            .collect();
         self.build_tree(conf)?;
+        self.reorder_children_after_reload(&old_children);
         for a in &mut self.apps {
             if let Some(q) = a.queue {
                 let path = &old[&q];
@@ -115,6 +122,33 @@ impl CapacityScheduler {
             self.activate(leaf);
         }
         Ok(())
+    }
+
+    /// A refresh leaves each parent that was a parent before with its children in the order
+    /// of a `HashMap` keyed by queue path (`AbstractParentQueue.reinitialize`): the children it
+    /// had, in their order, then the new ones in the new configuration's map order; the ones
+    /// gone are taken out. The orders break ties between siblings by this order.
+    fn reorder_children_after_reload(&mut self, old_children: &HashMap<String, Vec<String>>) {
+        for i in 0..self.queues.len() {
+            let Some(old) = old_children.get(&self.queues[i].name) else { continue };
+            if self.queues[i].leaf {
+                continue;
+            }
+            let children = self.queues[i].children.clone();
+            let names: Vec<&str> = children.iter().map(|&c| self.q(c).name.as_str()).collect();
+            let parsed = hash_order::string_map_order(&names, names.len());
+            let mut puts: Vec<&str> = old.iter().map(String::as_str).collect();
+            puts.extend(parsed.iter().map(|&k| names[k]).filter(|n| !old.iter().any(|o| o == n)));
+            let held = puts.len();
+            let order: Vec<QueueId> = hash_order::string_map_order(&puts, held)
+                .into_iter()
+                .filter_map(|k| children.iter().copied().find(|&c| self.q(c).name == puts[k]))
+                .collect();
+            for (index, &c) in order.iter().enumerate() {
+                self.queues[c.index()].index_in_parent = index as u32;
+            }
+            self.queues[i].children = order;
+        }
     }
 
     /// `updateClusterResource` down the tree: every leaf publishes the limit its ancestors

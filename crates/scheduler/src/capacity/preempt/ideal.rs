@@ -210,22 +210,35 @@ fn fixpoint(
     unassigned
 }
 
-/// Each heap member's share of the heap's guarantees (per type), or an equal share.
+/// Each heap member's share (`resetCapacity`), per resource type: an equal share when
+/// guarantees are ignored, when the heap's guarantees of that type sum to nothing or its
+/// absolute capacities do; a share of the absolute capacities when one member's guarantee of
+/// that type rounds to nothing though its capacity does not; else a share of the guarantees.
 fn normalise(snap: &mut Snapshot, calc: &Calc, p: PartitionId, heap: &[QueueId], uniform: bool) {
+    let even = (1.0f32 / heap.len() as f32) as f64;
     if uniform {
-        let share = (1.0f32 / heap.len() as f32) as f64;
         for &q in heap {
-            snap.q_mut(p, q).normalized[..calc.types].fill(share);
+            snap.q_mut(p, q).normalized[..calc.types].fill(even);
         }
         return;
     }
     let total = heap.iter().fold(Resource::none(), |acc, &q| acc.saturating_add(snap.q(p, q).guaranteed));
-    for &q in heap {
-        let g = snap.q(p, q).guaranteed;
-        let t = snap.q_mut(p, q);
-        for i in 0..calc.types {
-            if total.get(i) != 0 {
-                t.normalized[i] = (g.get(i) as f32 / total.get(i) as f32) as f64;
+    // f32 sums in heap order, as YARN adds them.
+    let total_abs = heap.iter().fold(0.0f32, |acc, &q| acc + snap.q(p, q).abs_capacity);
+    for i in 0..calc.types {
+        let by_abs = total.get(i) != 0
+            && heap.iter().any(|&q| snap.q(p, q).guaranteed.get(i) == 0 && snap.q(p, q).abs_capacity != 0.0);
+        let evenly = total_abs == 0.0 || total.get(i) == 0;
+        for &q in heap {
+            let t = snap.q_mut(p, q);
+            if by_abs {
+                if total_abs != 0.0 {
+                    t.normalized[i] = (t.abs_capacity / total_abs) as f64;
+                }
+            } else if evenly {
+                t.normalized[i] = even;
+            } else {
+                t.normalized[i] = (t.guaranteed.get(i) as f32 / total.get(i) as f32) as f64;
             }
         }
     }

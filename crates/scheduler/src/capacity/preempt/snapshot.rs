@@ -266,9 +266,10 @@ impl CapacityScheduler {
                         }
                     })
                     .collect();
-                let reservations = a
-                    .reservations
-                    .iter()
+                let reservations = self
+                    .reservations_in_yarn_order(app)
+                    .into_iter()
+                    .map(|i| &a.reservations[i])
                     .map(|h| Candidate {
                         container: None,
                         app,
