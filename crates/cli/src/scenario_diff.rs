@@ -44,8 +44,8 @@ struct Known {
     scheduler: Option<String>,
     #[serde(default)]
     path: Option<String>,
-    /// A step kind (`move`, `reload`, ...), or `rejected reload`: only differences that come
-    /// after such a step.
+    /// A step kind (`move`, `reload`, ...), `rejected reload` or `move to its own queue`:
+    /// only differences that come after such a step.
     #[serde(default)]
     after: Option<String>,
     reason: String,
@@ -62,6 +62,7 @@ impl Known {
                 let before = d.step.map_or(0, |i| i.min(scenario.steps.len()));
                 match kind {
                     "rejected reload" => scenario.rejected_reloads.iter().any(|&i| i < before),
+                    "move to its own queue" => scenario.own_queue_moves.iter().any(|&i| i < before),
                     _ => scenario.steps[..before].iter().any(|s| s.get(kind).is_some()),
                 }
             })
@@ -75,22 +76,19 @@ struct Run<'a> {
     steps: &'a [Value],
     /// The steps of the reloads fairloom rejected.
     rejected_reloads: Vec<usize>,
+    /// The steps of the moves that named the application's own queue.
+    own_queue_moves: Vec<usize>,
 }
 
 impl<'a> Run<'a> {
     fn new(name: &'a str, scheduler: &'a str, steps: &'a [Value], ours: &Value) -> Self {
-        let rejected_reloads = ours["reloads"]
-            .as_array()
-            .map(|reloads| {
-                reloads
-                    .iter()
-                    .filter(|r| r["result"].as_str().is_some_and(|s| s.starts_with("rejected")))
-                    .filter_map(|r| r["step"].as_u64())
-                    .map(|i| i as usize)
-                    .collect()
-            })
-            .unwrap_or_default();
-        Self { name, scheduler, steps, rejected_reloads }
+        let reloads = ours["reloads"].as_array().map_or(&[][..], Vec::as_slice);
+        let steps_where = |keep: &dyn Fn(&Value) -> bool| -> Vec<usize> {
+            reloads.iter().filter(|r| keep(r)).filter_map(|r| r["step"].as_u64()).map(|i| i as usize).collect()
+        };
+        let rejected_reloads = steps_where(&|r| r["result"].as_str().is_some_and(|s| s.starts_with("rejected")));
+        let own_queue_moves = steps_where(&|r| r["own_queue"].as_bool() == Some(true));
+        Self { name, scheduler, steps, rejected_reloads, own_queue_moves }
     }
 }
 

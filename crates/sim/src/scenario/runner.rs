@@ -374,11 +374,20 @@ impl Runner {
             }
             Step::Move { spec, expect_error } => {
                 let app = self.app(&spec.app)?;
+                let before = Scheduler::app(&self.scheduler, app).queue.map(str::to_string);
                 let result = match Scheduler::move_app(&mut self.scheduler, app, &spec.queue) {
                     Ok(_) => "applied".to_string(),
                     Err(e) => format!("rejected: {e}"),
                 };
+                let own_queue = result == "applied" && Scheduler::app(&self.scheduler, app).queue == before.as_deref();
                 self.record_reload(index, result, expect_error, "move");
+                if own_queue {
+                    // For the comparison with YARN, which moves such an app all the same
+                    // (docs/fidelity.md, known differences).
+                    if let Some(last) = self.run.reloads.last_mut() {
+                        last["own_queue"] = Value::Bool(true);
+                    }
+                }
                 return Ok(());
             }
             Step::Place(p) => {
