@@ -84,8 +84,8 @@ pub struct MonitorCounters {
 /// The policy's state between rounds.
 #[derive(Debug, Clone, Default)]
 pub struct Monitor {
-    /// Containers announced, by (app, container number): when first announced.
-    candidates: BTreeMap<(AppId, u32), Millis>,
+    /// Containers announced, by (app, container number): when first announced, and which.
+    candidates: BTreeMap<(AppId, u32), (Millis, ContainerId)>,
     pub counters: MonitorCounters,
     /// By (queue path, partition): ideal assignment and to-preempt of the last round.
     pub last: BTreeMap<(String, PartitionId), (Resource, Resource)>,
@@ -264,19 +264,34 @@ impl CapacityScheduler {
             let wait = self.selector_wait(selector);
             let key = p.candidate.key();
             match self.monitor.candidates.get(&key) {
-                Some(&t0) if t0.saturating_add(wait) <= now => {
+                Some(&(t0, _)) if t0.saturating_add(wait) <= now => {
                     self.monitor.candidates.remove(&key);
                     self.kill(container);
                 }
                 Some(_) => {}
                 None => {
-                    self.monitor.candidates.insert(key, now);
+                    self.monitor.candidates.insert(key, (now, container));
                     self.mark(container);
                 }
             }
         }
+        // `cleanupStaledPreemptionCandidates`: a candidate no round has killed is forgotten
+        // after twice the wait, and is no longer marked (what YARN's policy reports).
         let keep = 2 * self.policy.max_wait_before_kill_ms;
-        self.monitor.candidates.retain(|_, &mut t0| t0.saturating_add(keep) >= now);
+        let stale: Vec<((AppId, u32), ContainerId)> = self
+            .monitor
+            .candidates
+            .iter()
+            .filter(|(_, &(t0, _))| t0.saturating_add(keep) < now)
+            .map(|(&key, &(_, c))| (key, c))
+            .collect();
+        for (key, container) in stale {
+            self.monitor.candidates.remove(&key);
+            let c = &self.cluster.containers[container.index()];
+            if c.alive && (c.app, c.seq) == key {
+                self.unmark(container);
+            }
+        }
     }
 
     /// The round as `update` would run it now, explained (nothing changes).
@@ -427,7 +442,7 @@ impl CapacityScheduler {
                     "drop"
                 } else {
                     match self.monitor.candidates.get(&p.candidate.key()) {
-                        Some(&t0) if t0.saturating_add(self.selector_wait(selector)) <= now => "kill",
+                        Some(&(t0, _)) if t0.saturating_add(self.selector_wait(selector)) <= now => "kill",
                         Some(_) => "wait",
                         None => "mark",
                     }
