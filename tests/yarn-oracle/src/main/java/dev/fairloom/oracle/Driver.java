@@ -98,6 +98,8 @@ abstract class Driver {
     final LinkedHashMap<String, RMContainer> containers = new LinkedHashMap<>();
     int named;
     int preempted;
+    /** An unmanaged-AM application once scheduled: RUNNING from then on (RMApp never goes back). */
+    boolean running;
 
     App(String name, ApplicationId id, String user, Resource am) {
       this.name = name;
@@ -228,6 +230,7 @@ abstract class Driver {
           step(index, step);
           deliverSchedulerEvents();
           nodeManagersReport();
+          noteUnmanagedRunning();
           index++;
         }
       }
@@ -807,11 +810,27 @@ abstract class Driver {
     return o;
   }
 
+  /**
+   * An unmanaged-AM application is RUNNING once its attempt has been schedulable, and stays so
+   * when a move or a refresh makes it wait again (RMApp has no way back to ACCEPTED); checked
+   * after every step so that a short spell between observations counts.
+   */
+  private void noteUnmanagedRunning() throws Exception {
+    for (App app : apps.values()) {
+      if (app.am == null && !app.running && app.accepted() && !app.finished) {
+        observeApp(app);
+      }
+    }
+  }
+
   /** The state fairloom reports, from what the RM would know. */
   String state(App app, boolean runnable, boolean amRunning) {
     if (app.rejection != null) return "rejected";
     if (app.finished) return "finished";
-    if (app.am == null) return runnable ? "running" : "accepted";
+    if (app.am == null) {
+      app.running |= runnable;
+      return app.running ? "running" : "accepted";
+    }
     return amRunning ? "running" : "accepted";
   }
 
