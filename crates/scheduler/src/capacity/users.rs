@@ -224,8 +224,9 @@ impl CapacityScheduler {
 
     /// The pending demand of a leaf in partition `p` as the preemption policy sees it: each
     /// activated application's outstanding asks, as far as its user's headroom under the
-    /// user limit goes (shared by the user's applications).
-    pub fn pending_considering_user_limit(&self, leaf: QueueId, p: PartitionId) -> Resource {
+    /// user limit goes (shared by the user's applications); with `deduct_reserved`, each less
+    /// what it has reserved (the FIFO selector's view).
+    pub fn pending_considering_user_limit(&self, leaf: QueueId, p: PartitionId, deduct_reserved: bool) -> Resource {
         let mut headroom: BTreeMap<&str, Resource> = BTreeMap::new();
         let mut total = Resource::none();
         let q = self.q(leaf);
@@ -235,7 +236,13 @@ impl CapacityScheduler {
                 let used = q.users.at(a.user_slot).used[p.index()];
                 self.user_limit(leaf, p, true).saturating_sub(used).componentwise_max(Resource::none())
             });
-            let pending = a.pending[p.index()].componentwise_max(Resource::none());
+            // Each app's reservations come off its own pending before the user's headroom
+            // caps it (not off the queue's total after).
+            let mut pending = a.pending[p.index()];
+            if deduct_reserved {
+                pending = pending.saturating_sub(a.reserved[p.index()]);
+            }
+            let pending = pending.componentwise_max(Resource::none());
             let take = h.componentwise_min(pending);
             total.add_assign(take);
             *h = h.saturating_sub(take);

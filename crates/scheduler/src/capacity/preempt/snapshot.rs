@@ -22,7 +22,8 @@ pub struct TempQueue {
     pub reserved: Resource,
     /// P: pending considering user limits (leaves; Σ of the children for parents).
     pub pending: Resource,
-    /// PR: pending less reserved (leaves: max(P − R, 0); Σ for parents).
+    /// PR: pending less reserved (leaves: each app's pending less its reservations, then the user
+    /// limit, as P; Σ for parents).
     pub pending_less_reserved: Resource,
     pub killable: Resource,
     pub disabled: bool,
@@ -175,8 +176,10 @@ impl CapacityScheduler {
                 // A non-exclusive partition lends idle room beyond any queue's maximum.
                 let max = if exclusive { part.maximum } else { total };
                 let (pending, pending_less_reserved) = if q.leaf && !q.removed {
-                    let pending = self.pending_considering_user_limit(id, pid);
-                    (pending, pending.sub_non_negative(part.reserved))
+                    (
+                        self.pending_considering_user_limit(id, pid, false),
+                        self.pending_considering_user_limit(id, pid, true),
+                    )
                 } else {
                     (Resource::none(), Resource::none())
                 };
