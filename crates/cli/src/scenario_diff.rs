@@ -44,8 +44,8 @@ struct Known {
     scheduler: Option<String>,
     #[serde(default)]
     path: Option<String>,
-    /// A step kind (`move`, `reload`, ...), `rejected reload` or `move to its own queue`:
-    /// only differences that come after such a step.
+    /// A step kind (`move`, `reload`, ...), `rejected reload`, `move to its own queue` or
+    /// `move with reservations`: only differences that come after such a step.
     #[serde(default)]
     after: Option<String>,
     reason: String,
@@ -63,6 +63,7 @@ impl Known {
                 match kind {
                     "rejected reload" => scenario.rejected_reloads.iter().any(|&i| i < before),
                     "move to its own queue" => scenario.own_queue_moves.iter().any(|&i| i < before),
+                    "move with reservations" => scenario.reserving_moves.iter().any(|&i| i < before),
                     _ => scenario.steps[..before].iter().any(|s| s.get(kind).is_some()),
                 }
             })
@@ -78,6 +79,8 @@ struct Run<'a> {
     rejected_reloads: Vec<usize>,
     /// The steps of the moves that named the application's own queue.
     own_queue_moves: Vec<usize>,
+    /// The steps of the moves of an application that held reservations.
+    reserving_moves: Vec<usize>,
 }
 
 impl<'a> Run<'a> {
@@ -88,7 +91,8 @@ impl<'a> Run<'a> {
         };
         let rejected_reloads = steps_where(&|r| r["result"].as_str().is_some_and(|s| s.starts_with("rejected")));
         let own_queue_moves = steps_where(&|r| r["own_queue"].as_bool() == Some(true));
-        Self { name, scheduler, steps, rejected_reloads, own_queue_moves }
+        let reserving_moves = steps_where(&|r| r["with_reservations"].as_bool() == Some(true));
+        Self { name, scheduler, steps, rejected_reloads, own_queue_moves, reserving_moves }
     }
 }
 

@@ -375,17 +375,25 @@ impl Runner {
             Step::Move { spec, expect_error } => {
                 let app = self.app(&spec.app)?;
                 let before = Scheduler::app(&self.scheduler, app).queue.map(str::to_string);
+                let held_reservations = match &self.scheduler {
+                    AnyScheduler::Fair(s) => !s.app(app).reserved_nodes.is_empty(),
+                    AnyScheduler::Capacity(s) => !s.app(app).reservations.is_empty(),
+                };
                 let result = match Scheduler::move_app(&mut self.scheduler, app, &spec.queue) {
                     Ok(_) => "applied".to_string(),
                     Err(e) => format!("rejected: {e}"),
                 };
                 let own_queue = result == "applied" && Scheduler::app(&self.scheduler, app).queue == before.as_deref();
                 self.record_reload(index, result, expect_error, "move");
-                if own_queue {
-                    // For the comparison with YARN, which moves such an app all the same
-                    // (docs/fidelity.md, known differences).
-                    if let Some(last) = self.run.reloads.last_mut() {
+                // For the comparison with YARN (docs/fidelity.md, known differences): it moves
+                // an app to its own queue all the same, and leaves the queues' reserved counts
+                // behind when the app holds reservations.
+                if let Some(last) = self.run.reloads.last_mut() {
+                    if own_queue {
                         last["own_queue"] = Value::Bool(true);
+                    }
+                    if held_reservations && !own_queue {
+                        last["with_reservations"] = Value::Bool(true);
                     }
                 }
                 return Ok(());
