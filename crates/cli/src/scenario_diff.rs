@@ -44,8 +44,9 @@ struct Known {
     scheduler: Option<String>,
     #[serde(default)]
     path: Option<String>,
-    /// A step kind (`move`, `reload`, ...), `rejected reload`, `move to its own queue` or
-    /// `move with reservations`: only differences that come after such a step.
+    /// A step kind (`move`, `reload`, ...), `rejected reload`, `move to its own queue`,
+    /// `move with reservations`, or a note fairloom's run made (`reservation served at another
+    /// size`): only differences that come after such a step.
     #[serde(default)]
     after: Option<String>,
     reason: String,
@@ -64,6 +65,7 @@ impl Known {
                     "rejected reload" => scenario.rejected_reloads.iter().any(|&i| i < before),
                     "move to its own queue" => scenario.own_queue_moves.iter().any(|&i| i < before),
                     "move with reservations" => scenario.reserving_moves.iter().any(|&i| i < before),
+                    note if scenario.notes.iter().any(|(i, n)| n == note && *i < before) => true,
                     _ => scenario.steps[..before].iter().any(|s| s.get(kind).is_some()),
                 }
             })
@@ -81,6 +83,8 @@ struct Run<'a> {
     own_queue_moves: Vec<usize>,
     /// The steps of the moves of an application that held reservations.
     reserving_moves: Vec<usize>,
+    /// fairloom's notes: (step, what).
+    notes: Vec<(usize, String)>,
 }
 
 impl<'a> Run<'a> {
@@ -92,7 +96,13 @@ impl<'a> Run<'a> {
         let rejected_reloads = steps_where(&|r| r["result"].as_str().is_some_and(|s| s.starts_with("rejected")));
         let own_queue_moves = steps_where(&|r| r["own_queue"].as_bool() == Some(true));
         let reserving_moves = steps_where(&|r| r["with_reservations"].as_bool() == Some(true));
-        Self { name, scheduler, steps, rejected_reloads, own_queue_moves, reserving_moves }
+        let notes = ours["notes"]
+            .as_array()
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .filter_map(|n| Some((n["step"].as_u64()? as usize, n["note"].as_str()?.to_string())))
+            .collect();
+        Self { name, scheduler, steps, rejected_reloads, own_queue_moves, reserving_moves, notes }
     }
 }
 

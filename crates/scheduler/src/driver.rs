@@ -93,6 +93,10 @@ pub struct Counters {
     pub containers_allocated: u64,
     pub reservations_made: u64,
     pub reservations_released: u64,
+    /// Reservations served at a size other than the one reserved (the ask at the node's
+    /// locality changed since): YARN's node then takes the reserved size while the queue is
+    /// charged the ask's (docs/fidelity.md, known differences).
+    pub reservations_served_resized: u64,
     pub apps_submitted: u64,
     pub apps_rejected: u64,
     pub updates: u64,

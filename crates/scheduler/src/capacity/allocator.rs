@@ -425,9 +425,12 @@ impl CapacityScheduler {
                 let partition = self.cluster.partitions[n.partition.index()].total;
                 self.publish_limit(leaf, partition);
             }
-            let seq = self.cluster.node(node).reservation.map(|r| r.seq);
+            let held = self.cluster.node(node).reservation;
+            if held.is_some_and(|r| r.resource != ask.capability) {
+                self.counters.reservations_served_resized += 1;
+            }
             self.unreserve(app, node);
-            let container = self.allocate(app, idx, node, kind, ask.capability, seq);
+            let container = self.allocate(app, idx, node, kind, ask.capability, held.map(|r| r.seq));
             out.push(Decision::Allocated { app, container, node });
         } else {
             self.apps[app.index()].requests[idx].re_reservations += 1;

@@ -34,6 +34,9 @@ pub struct Run {
     /// The `expect` block of each observation, by observation index.
     pub expectations: Vec<Option<Value>>,
     pub reloads: Vec<Value>,
+    /// Steps where something happened that YARN does differently on purpose or by a known
+    /// quirk, for the comparison with the oracle (docs/fidelity.md).
+    pub notes: Vec<Value>,
     /// Step-level assertions (a reload or move that should or should not have been rejected).
     pub step_failures: Vec<String>,
 }
@@ -238,7 +241,11 @@ fn run_until(doc: Document, audit: bool, stop_at: Option<&str>) -> Result<Runner
     for (i, raw) in doc.steps.iter().enumerate() {
         let step = parse_step(raw).map_err(|message| Failure::Scenario { step: i, message })?;
         let stop = matches!(&step, Step::Observe { label, .. } if Some(label.as_str()) == stop_at);
+        let resized = runner.scheduler.counters().reservations_served_resized;
         runner.step(i, step).map_err(|message| Failure::Scenario { step: i, message })?;
+        if runner.scheduler.counters().reservations_served_resized > resized {
+            runner.run.notes.push(json!({"step": i, "note": "reservation served at another size"}));
+        }
         if runner.audit {
             let mismatches = runner.scheduler.audit();
             if !mismatches.is_empty() {
@@ -486,7 +493,13 @@ impl Outcome {
     /// The JSON `scenario run` prints, and its exit code.
     pub fn to_json(&self) -> (Value, i32) {
         match &self.result {
-            Ok(run) => (json!({"name": self.name, "observations": run.observations, "reloads": run.reloads}), 0),
+            Ok(run) => {
+                let mut out = json!({"name": self.name, "observations": run.observations, "reloads": run.reloads});
+                if !run.notes.is_empty() {
+                    out["notes"] = Value::Array(run.notes.clone());
+                }
+                (out, 0)
+            }
             Err(Failure::Config { message, line }) => {
                 let mut e = json!({"kind": "config", "message": message});
                 if let Some(l) = line {
