@@ -419,12 +419,8 @@ impl CapacityScheduler {
         let Some((ask, kind)) = self.reserved_level(app, idx, node) else { return };
         let n = self.cluster.node(node);
         if self.calc.available_containers(&n.unallocated(), &ask.capability) > 0 {
-            // allocateFromReservedContainer hands the leaf the whole partition as its limit;
-            // the commit publishes it (capped by the queue's maximum).
-            if let Some(leaf) = self.apps[app.index()].queue {
-                let partition = self.cluster.partitions[n.partition.index()].total;
-                self.publish_limit(leaf, partition);
-            }
+            // No limit is published: YARN's commit skips its limit checks (and the user limit
+            // that publishes one) for an allocation from a reservation.
             let held = self.cluster.node(node).reservation;
             if held.is_some_and(|r| r.resource != ask.capability) {
                 self.counters.reservations_served_resized += 1;

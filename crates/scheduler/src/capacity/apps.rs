@@ -725,11 +725,10 @@ impl CapacityScheduler {
         if !self.q(dest).leaf {
             return Err(refused(format!("target queue {} is not a leaf queue", self.q(dest).name)));
         }
-        if dest == source {
-            return Ok(dest);
-        }
         let user = a.user.clone();
         let app_id = a.yarn_id.to_string();
+        // Checked for the application's own queue too (YARN's preValidateMoveApplication
+        // does not skip it: a STOPPED or full queue refuses the move).
         self.check_submission(dest, &user, &app_id).map_err(refused)?;
         let labels: Vec<PartitionId> =
             std::iter::once(a.default_label).chain(a.requests.iter().map(|r| r.label)).collect();
@@ -739,6 +738,9 @@ impl CapacityScheduler {
                 self.q(dest).name,
                 self.partition_name(*p)
             )));
+        }
+        if dest == source {
+            return Ok(dest);
         }
         let used = self.apps[app.index()].used.clone();
         let reserved = self.apps[app.index()].reserved.clone();
