@@ -44,7 +44,8 @@ struct Known {
     scheduler: Option<String>,
     #[serde(default)]
     path: Option<String>,
-    /// A step kind (`move`, `reload`, ...), `rejected reload`, `move to its own queue`,
+    /// A step kind (`move`, `reload`, ...), `rejected reload`, `rejected reload with placement
+    /// rules`, `move to its own queue`,
     /// `move with reservations`, or a note fairloom's run made (`reservation served at another
     /// size`): only differences that come after such a step.
     #[serde(default)]
@@ -63,6 +64,9 @@ impl Known {
                 let before = d.step.map_or(0, |i| i.min(scenario.steps.len()));
                 match kind {
                     "rejected reload" => scenario.rejected_reloads.iter().any(|&i| i < before),
+                    "rejected reload with placement rules" => {
+                        scenario.rejected_placements.iter().any(|&i| i < before)
+                    }
                     "move to its own queue" => scenario.own_queue_moves.iter().any(|&i| i < before),
                     "move with reservations" => scenario.reserving_moves.iter().any(|&i| i < before),
                     note if scenario.notes.iter().any(|(i, n)| n == note && *i < before) => true,
@@ -79,6 +83,8 @@ struct Run<'a> {
     steps: &'a [Value],
     /// The steps of the reloads fairloom rejected.
     rejected_reloads: Vec<usize>,
+    /// The steps of the rejected reloads whose file had placement rules.
+    rejected_placements: Vec<usize>,
     /// The steps of the moves that named the application's own queue.
     own_queue_moves: Vec<usize>,
     /// The steps of the moves of an application that held reservations.
@@ -94,6 +100,7 @@ impl<'a> Run<'a> {
             reloads.iter().filter(|r| keep(r)).filter_map(|r| r["step"].as_u64()).map(|i| i as usize).collect()
         };
         let rejected_reloads = steps_where(&|r| r["result"].as_str().is_some_and(|s| s.starts_with("rejected")));
+        let rejected_placements = steps_where(&|r| r["placement_rules"].as_bool() == Some(true));
         let own_queue_moves = steps_where(&|r| r["own_queue"].as_bool() == Some(true));
         let reserving_moves = steps_where(&|r| r["with_reservations"].as_bool() == Some(true));
         let notes = ours["notes"]
@@ -102,7 +109,7 @@ impl<'a> Run<'a> {
             .iter()
             .filter_map(|n| Some((n["step"].as_u64()? as usize, n["note"].as_str()?.to_string())))
             .collect();
-        Self { name, scheduler, steps, rejected_reloads, own_queue_moves, reserving_moves, notes }
+        Self { name, scheduler, steps, rejected_reloads, rejected_placements, own_queue_moves, reserving_moves, notes }
     }
 }
 
