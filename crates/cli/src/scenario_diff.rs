@@ -64,9 +64,7 @@ impl Known {
                 let before = d.step.map_or(0, |i| i.min(scenario.steps.len()));
                 match kind {
                     "rejected reload" => scenario.rejected_reloads.iter().any(|&i| i < before),
-                    "rejected reload with placement rules" => {
-                        scenario.rejected_placements.iter().any(|&i| i < before)
-                    }
+                    "rejected reload with placement rules" => scenario.rejected_placements.iter().any(|&i| i < before),
                     "move to its own queue" => scenario.own_queue_moves.iter().any(|&i| i < before),
                     "move with reservations" => scenario.reserving_moves.iter().any(|&i| i < before),
                     note if scenario.notes.iter().any(|(i, n)| n == note && *i < before) => true,
