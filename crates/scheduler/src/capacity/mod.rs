@@ -12,6 +12,7 @@ mod driver;
 mod order;
 pub mod preempt;
 mod queues;
+mod reservations;
 pub mod state;
 mod users;
 mod waits;
