@@ -328,7 +328,22 @@ pub fn parse_allocation_file(text: &str, types: &ResourceTypes) -> Result<Alloca
     let queue_elements: Vec<Node> =
         xml::elements(root).filter(|n| matches!(n.tag_name().name(), "queue" | "pool")).collect();
     let mut legacy_fair_timeout = None;
-    for element in xml::elements(root) {
+    // YARN's AllocationFileParser keeps one value per top-level element name, the last one
+    // (and the last placement policy), and reads it only after the whole file: an earlier
+    // occurrence, even a malformed one, counts for nothing. Queues, users and the default
+    // scheduling policy are read at each occurrence, as there.
+    let repeatable = |name: &str| {
+        matches!(name, "queue" | "pool" | "user" | "defaultQueueSchedulingPolicy" | "defaultQueueSchedulingMode")
+    };
+    let elements: Vec<Node> = xml::elements(root).collect();
+    let superseded = |i: usize| {
+        let name = elements[i].tag_name().name();
+        !repeatable(name) && elements[i + 1..].iter().any(|later| later.tag_name().name() == name)
+    };
+    for (i, &element) in elements.iter().enumerate() {
+        if superseded(i) {
+            continue;
+        }
         let out = &mut loader.out;
         match element.tag_name().name() {
             "queue" | "pool" => {
@@ -520,5 +535,28 @@ mod fuzz {
     #[test]
     fn the_fuzzed_file_is_valid() {
         assert!(parse_allocation_file(FILE, &ResourceTypes::default()).is_ok());
+    }
+
+    #[test]
+    fn the_last_top_level_value_wins_as_in_yarn() {
+        let later_good = parse_allocation_file(
+            "<allocations><queueMaxAMShareDefault>half</queueMaxAMShareDefault>\
+             <queueMaxAMShareDefault>0.2</queueMaxAMShareDefault></allocations>",
+            &ResourceTypes::default(),
+        )
+        .unwrap();
+        assert!((later_good.queue_max_am_share_default - 0.2).abs() < 1e-6);
+        let later_bad = parse_allocation_file(
+            "<allocations><queueMaxAMShareDefault>0.2</queueMaxAMShareDefault>\
+             <queueMaxAMShareDefault>half</queueMaxAMShareDefault></allocations>",
+            &ResourceTypes::default(),
+        );
+        assert!(later_bad.is_err(), "the value read is the last one");
+        let two_policies = parse_allocation_file(
+            "<allocations><queuePlacementPolicy><rule name=\"nosuchrule\"/></queuePlacementPolicy>\
+             <queuePlacementPolicy><rule name=\"default\"/></queuePlacementPolicy></allocations>",
+            &ResourceTypes::default(),
+        );
+        assert!(two_policies.is_ok(), "only the last placement policy is read: {two_policies:?}");
     }
 }
