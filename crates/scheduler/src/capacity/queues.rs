@@ -136,11 +136,11 @@ impl CapacityScheduler {
             }
             let children = self.queues[i].children.clone();
             let names: Vec<&str> = children.iter().map(|&c| self.q(c).name.as_str()).collect();
-            let parsed = hash_order::string_map_order(&names, names.len());
+            let parsed = hash_order::string_map_order(&names);
+            // Every child put, old and new; the ones gone are taken out of the order after.
             let mut puts: Vec<&str> = old.iter().map(String::as_str).collect();
             puts.extend(parsed.iter().map(|&k| names[k]).filter(|n| !old.iter().any(|o| o == n)));
-            let held = puts.len();
-            let order: Vec<QueueId> = hash_order::string_map_order(&puts, held)
+            let order: Vec<QueueId> = hash_order::string_map_order(&puts)
                 .into_iter()
                 .filter_map(|k| children.iter().copied().find(|&c| self.q(c).name == puts[k]))
                 .collect();

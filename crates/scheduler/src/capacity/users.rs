@@ -224,29 +224,29 @@ impl CapacityScheduler {
 
     /// The pending demand of a leaf in partition `p` as the preemption policy sees it: each
     /// activated application's outstanding asks, as far as its user's headroom under the
-    /// user limit goes (shared by the user's applications); with `deduct_reserved`, each less
-    /// what it has reserved (the FIFO selector's view).
-    pub fn pending_considering_user_limit(&self, leaf: QueueId, p: PartitionId, deduct_reserved: bool) -> Resource {
-        let mut headroom: BTreeMap<&str, Resource> = BTreeMap::new();
-        let mut total = Resource::none();
+    /// user limit goes (shared by the user's applications). Both of YARN's views in one pass:
+    /// as asked (P), and with each application's reservations taken off its own pending
+    /// before its user's headroom caps it (PR, the FIFO selector's view).
+    pub fn pending_considering_user_limit(&self, leaf: QueueId, p: PartitionId) -> (Resource, Resource) {
+        // Per user: the headroom left for P, and for PR (each view uses it up on its own).
+        let mut headroom: BTreeMap<&str, [Resource; 2]> = BTreeMap::new();
+        let mut total = [Resource::none(); 2];
         let q = self.q(leaf);
         for &app in &q.active {
             let a = &self.apps[app.index()];
             let h = headroom.entry(a.user.as_str()).or_insert_with(|| {
                 let used = q.users.at(a.user_slot).used[p.index()];
-                self.user_limit(leaf, p, true).saturating_sub(used).componentwise_max(Resource::none())
+                let room = self.user_limit(leaf, p, true).saturating_sub(used).componentwise_max(Resource::none());
+                [room; 2]
             });
-            // Each app's reservations come off its own pending before the user's headroom
-            // caps it (not off the queue's total after).
-            let mut pending = a.pending[p.index()];
-            if deduct_reserved {
-                pending = pending.saturating_sub(a.reserved[p.index()]);
+            let asked = a.pending[p.index()];
+            let pending = [asked, asked.saturating_sub(a.reserved[p.index()])];
+            for view in 0..2 {
+                let take = h[view].componentwise_min(pending[view].componentwise_max(Resource::none()));
+                total[view].add_assign(take);
+                h[view] = h[view].saturating_sub(take);
             }
-            let pending = pending.componentwise_max(Resource::none());
-            let take = h.componentwise_min(pending);
-            total.add_assign(take);
-            *h = h.saturating_sub(take);
         }
-        total
+        (total[0], total[1])
     }
 }

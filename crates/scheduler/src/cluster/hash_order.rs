@@ -89,11 +89,11 @@ pub fn bucket(hash: i32, capacity: u32) -> u32 {
 }
 
 /// The iteration order of a `java.util.HashMap<String, _>` into which `keys` were put in this
-/// order (`held` of them at most at once, for the table's size): indices into `keys`, by
-/// bucket and then by insertion (a bucket past 8 keys, which a string map of queue names
-/// does not reach, would resize or become a tree).
-pub fn string_map_order(keys: &[&str], held: usize) -> Vec<usize> {
-    let capacity = hash_map_capacity(held.max(keys.len()));
+/// order (the table sized for all of them; keys removed afterwards keep the others' order):
+/// indices into `keys`, by bucket and then by insertion (a bucket past 8 keys, which a string
+/// map of queue names does not reach, would resize or become a tree).
+pub fn string_map_order(keys: &[&str]) -> Vec<usize> {
+    let capacity = hash_map_capacity(keys.len());
     let mut order: Vec<usize> = (0..keys.len()).collect();
     order.sort_by_key(|&i| (bucket(java_string_hash(keys[i]), capacity), i));
     order

@@ -258,7 +258,7 @@ impl CapacityScheduler {
         }
         for (p, selector) in decisions.picked {
             let Some(container) = p.candidate.container else { continue };
-            if !self.is_same_container(container, &p.candidate) {
+            if !self.is_same_container(container, p.candidate.key()) {
                 continue;
             }
             let wait = self.selector_wait(selector);
@@ -287,8 +287,7 @@ impl CapacityScheduler {
             .collect();
         for (key, container) in stale {
             self.monitor.candidates.remove(&key);
-            let c = &self.cluster.containers[container.index()];
-            if c.alive && (c.app, c.seq) == key {
+            if self.is_same_container(container, key) {
                 self.unmark(container);
             }
         }
@@ -306,8 +305,10 @@ impl CapacityScheduler {
         }
     }
 
-    fn is_same_container(&self, id: ContainerId, c: &Candidate) -> bool {
-        self.cluster.containers.get(id.index()).is_some_and(|x| x.alive && x.app == c.app && x.seq == c.seq)
+    /// Whether container slot `id` still holds the live container `key` names (slots are
+    /// reused).
+    fn is_same_container(&self, id: ContainerId, key: (AppId, u32)) -> bool {
+        self.cluster.containers.get(id.index()).is_some_and(|x| x.alive && (x.app, x.seq) == key)
     }
 
     fn mark(&mut self, container: ContainerId) {

@@ -176,10 +176,7 @@ impl CapacityScheduler {
                 // A non-exclusive partition lends idle room beyond any queue's maximum.
                 let max = if exclusive { part.maximum } else { total };
                 let (pending, pending_less_reserved) = if q.leaf && !q.removed {
-                    (
-                        self.pending_considering_user_limit(id, pid, false),
-                        self.pending_considering_user_limit(id, pid, true),
-                    )
+                    self.pending_considering_user_limit(id, pid)
                 } else {
                     (Resource::none(), Resource::none())
                 };
