@@ -15,6 +15,7 @@ pub mod cluster;
 pub mod digest;
 pub mod driver;
 pub mod fair;
+mod java_heap;
 pub mod phases;
 mod prefetch;
 pub mod reason;

@@ -7,6 +7,7 @@ use fairloom_model::{normalize, ApplicationId, Millis, Resource, ANY};
 
 use super::state::{CsApp, CsRequest, LocalityAsk};
 use super::CapacityScheduler;
+use crate::cluster::hash_order::container_id_hash;
 use crate::cluster::{put_in_slot, take_slot};
 use crate::driver::{too_many_request_keys, AppState, Ask, QueueAcl, SchedulerError, SubmitSpec, MAX_REQUEST_KEYS};
 use crate::ids::{AppId, ContainerId, NodeId, PartitionId, QueueId};
@@ -544,7 +545,8 @@ impl CapacityScheduler {
             a.next_container_seq += 1;
             a.next_container_seq - 1
         });
-        let (id, generation) = self.cluster.add_container(app, node, resource, priority, is_am, seq, label);
+        let yarn_hash = container_id_hash(a.yarn_id, 1, u64::from(seq));
+        let (id, generation) = self.cluster.add_container(app, node, resource, priority, is_am, seq, label, yarn_hash);
         let p = self.cluster.node(node).partition;
         let a = &mut self.apps[app.index()];
         a.usage.add_assign(resource);

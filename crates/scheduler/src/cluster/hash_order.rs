@@ -19,6 +19,8 @@
 //! order this does not follow; with NodeId's hash that takes thousands of nodes sharing a bucket
 //! and does not arise for real host names.
 
+use fairloom_model::ApplicationId;
+
 use super::ids::NodeId;
 
 /// `java.lang.String.hashCode`.
@@ -52,6 +54,20 @@ pub fn request_key_hash(priority: i32) -> i32 {
     // Priority.hashCode, then `31 * r + allocationRequestId`, then `31 * r + 0`.
     let priority_hash = 517_861i32.wrapping_mul(9511).wrapping_add(priority);
     priority_hash.wrapping_mul(31).wrapping_mul(31)
+}
+
+/// `org.apache.hadoop.yarn.api.records.ContainerId.hashCode` of container `number` (its
+/// long id: epoch 0, so the number itself) of attempt `attempt` of application `app`,
+/// through `ApplicationAttemptId.hashCode` and `ApplicationId.hashCode`.
+pub fn container_id_hash(app: ApplicationId, attempt: u32, number: u64) -> i32 {
+    let ts = app.cluster_timestamp;
+    let app_hash = 371_237i32
+        .wrapping_mul(371_237i32.wrapping_mul(6521).wrapping_add((ts ^ (ts >> 32)) as i32))
+        .wrapping_add(app.id as i32);
+    let attempt_hash =
+        347_671i32.wrapping_mul(347_671i32.wrapping_mul(5501).wrapping_add(app_hash)).wrapping_add(attempt as i32);
+    let n = number as i64;
+    ((n ^ (n >> 32)) as i32).wrapping_mul(31).wrapping_add(attempt_hash)
 }
 
 /// `HashMap.hash` / `ConcurrentHashMap.spread`: the high half folded into the low one (the
@@ -160,6 +176,62 @@ impl HashOrder {
     }
 }
 
+/// The table of one node's `HashMap<ContainerId, ContainerInfo>` (`SchedulerNode`'s launched
+/// containers), whose iteration order is the order YARN's Fair Scheduler looks for preemption
+/// victims on the node. Its entries are the node's live list (insertion order); this keeps the
+/// table's size, which depends on the map's history: it doubles when the size passes three
+/// quarters, or when a bucket gets a ninth entry while under 64 buckets, and never shrinks.
+/// For that second rule it counts entries per bucket of a 64-bucket table (a small table's
+/// bucket is the sum of its 64-bucket ones); from 64 buckets on a crowded bucket becomes a
+/// tree instead, whose order this does not follow (it takes nine of a node's containers
+/// whose hashes agree in their low six bits after spreading).
+#[derive(Debug, Clone, Copy)]
+pub struct ContainerTable {
+    /// Buckets; 0 before the first container (Java allocates the table lazily).
+    capacity: u32,
+    /// Entries per bucket of a 64-bucket table (wrapping: only compared while under 64).
+    fine: [u8; MIN_TREEIFY_CAPACITY as usize],
+}
+
+impl Default for ContainerTable {
+    fn default() -> Self {
+        Self { capacity: 0, fine: [0; MIN_TREEIFY_CAPACITY as usize] }
+    }
+}
+
+impl ContainerTable {
+    /// `put` of a new key of this hash; `size` is the map's size after it.
+    pub fn insert(&mut self, hash: i32, size: usize) {
+        if self.capacity == 0 {
+            self.capacity = 16;
+        }
+        let fine = bucket(hash, MIN_TREEIFY_CAPACITY) as usize;
+        self.fine[fine] = self.fine[fine].wrapping_add(1);
+        // HashMap.putVal: a bin that had TREEIFY_THRESHOLD entries before this one calls
+        // treeifyBin, which in a small table resizes instead; then the size check.
+        if self.capacity < MIN_TREEIFY_CAPACITY && size > TREEIFY_THRESHOLD {
+            let step = self.capacity as usize;
+            let in_bin: usize = self.fine.iter().skip(fine % step).step_by(step).map(|&n| usize::from(n)).sum();
+            if in_bin > TREEIFY_THRESHOLD {
+                self.capacity *= 2;
+            }
+        }
+        if size as u64 > u64::from(self.capacity) * 3 / 4 {
+            self.capacity *= 2;
+        }
+    }
+
+    pub fn remove(&mut self, hash: i32) {
+        let fine = bucket(hash, MIN_TREEIFY_CAPACITY) as usize;
+        self.fine[fine] = self.fine[fine].wrapping_sub(1);
+    }
+
+    /// The bucket of a key of this hash: iteration goes by bucket, then insertion order.
+    pub fn bucket(&self, hash: i32) -> u32 {
+        bucket(hash, self.capacity.max(1))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,6 +244,56 @@ mod tests {
         assert_eq!(java_string_hash("hello"), 99_162_322);
         assert_eq!(java_string_hash("Aa"), java_string_hash("BB"));
         assert_eq!(java_string_hash("worker-0017.dc1.example.com"), -1_969_548_344);
+    }
+
+    /// Values from Hadoop 3.4.2's `ContainerId.hashCode`.
+    #[test]
+    fn container_hash_is_yarns() {
+        let app = |ts, id| ApplicationId { cluster_timestamp: ts, id };
+        assert_eq!(container_id_hash(app(0, 1), 1, 1), -1_438_958_325);
+        assert_eq!(container_id_hash(app(0, 2), 1, 3), -1_438_610_592);
+        assert_eq!(container_id_hash(app(0, 3), 1, 2), -1_438_262_952);
+        assert_eq!(container_id_hash(app(1_700_000_000_123, 7), 2, 42), -624_328_867);
+    }
+
+    /// A `HashMap<ContainerId, _>` filled and iterated by Java printed this order.
+    #[test]
+    fn container_map_order_is_javas() {
+        let mut table = ContainerTable::default();
+        let mut entries = Vec::new();
+        for c in 1..=10u64 {
+            for (app, number) in [(1, c), (2, c * 3)] {
+                let hash = container_id_hash(ApplicationId { cluster_timestamp: 0, id: app }, 1, number);
+                entries.push((app, number, hash));
+                table.insert(hash, entries.len());
+            }
+        }
+        let gone = entries.iter().position(|e| (e.0, e.1) == (1, 4)).unwrap();
+        table.remove(entries.remove(gone).2);
+        entries.sort_by_key(|e| table.bucket(e.2));
+        let order: Vec<String> = entries.iter().map(|e| format!("{}/{}", e.0, e.1)).collect();
+        assert_eq!(
+            order.join(" "),
+            "2/3 2/30 2/27 2/24 2/21 1/1 1/2 2/18 1/3 2/15 2/12 1/9 1/10 2/9 1/5 2/6 1/6 1/7 1/8"
+        );
+    }
+
+    /// Ten containers of one app numbered 16 apart share a bucket of the first table: the
+    /// ninth doubles it (Java printed this order for the same puts).
+    #[test]
+    fn a_crowded_bucket_doubles_a_small_table() {
+        let mut table = ContainerTable::default();
+        let app = ApplicationId { cluster_timestamp: 0, id: 1 };
+        let mut entries = Vec::new();
+        for c in 0..10u64 {
+            let hash = container_id_hash(app, 1, 1 + c * 16);
+            entries.push((1 + c * 16, hash));
+            table.insert(hash, entries.len());
+        }
+        assert_eq!(table.capacity, 32);
+        entries.sort_by_key(|e| table.bucket(e.1));
+        let order: Vec<String> = entries.iter().map(|e| e.0.to_string()).collect();
+        assert_eq!(order.join(" "), "17 49 81 113 145 1 33 65 97 129");
     }
 
     #[test]

@@ -135,7 +135,8 @@ pub struct Reservation {
     pub app: AppId,
     pub priority: i32,
     pub resource: Resource,
-    /// The container number (`APP/N`) the reservation took (Capacity Scheduler; 0 under fair).
+    /// The container number the reservation took: `APP/N` under capacity, where reservations
+    /// are numbered with containers; YARN's container id number under fair.
     pub seq: u32,
 }
 
@@ -185,6 +186,8 @@ pub struct Container {
     /// Its place in the order containers were created, cluster-wide (YARN's creation time,
     /// with ties in a millisecond kept in creation order).
     pub born: u64,
+    /// YARN's `ContainerId.hashCode` for it: where it falls in its node's container map.
+    pub yarn_hash: i32,
 }
 
 /// The nodes, partitions and containers of the cluster, in arenas indexed by dense ids.
@@ -198,6 +201,9 @@ pub struct Cluster {
     pub(crate) node_order: Vec<NodeId>,
     /// The live nodes in the order YARN's node tracker iterates them (its `HashMap`'s).
     pub(crate) yarn_order: hash_order::HashOrder,
+    /// By node slot: the table of YARN's map of the node's containers (see
+    /// [`Cluster::node_containers_in_yarn_order`]).
+    pub(crate) container_tables: Vec<hash_order::ContainerTable>,
     pub(crate) nodes_registered: u32,
     pub(crate) node_index: HashMap<String, NodeId>,
     pub containers: Vec<Container>,
@@ -223,6 +229,7 @@ impl Default for Cluster {
             free_nodes: Vec::new(),
             node_order: Vec::new(),
             yarn_order: hash_order::HashOrder::default(),
+            container_tables: Vec::new(),
             nodes_registered: 0,
             node_index: HashMap::new(),
             containers: Vec::new(),
@@ -290,6 +297,7 @@ impl Cluster {
             yarn_hash,
         };
         put_in_slot(&mut self.nodes, id.0, node);
+        put_in_slot(&mut self.container_tables, id.0, hash_order::ContainerTable::default());
         self.node_order.push(id);
         self.yarn_order.insert(id, yarn_hash, u64::from(seq));
         self.node_index.insert(name.to_string(), id);
@@ -394,6 +402,7 @@ impl Cluster {
         is_am: bool,
         seq: u32,
         label: PartitionId,
+        yarn_hash: i32,
     ) -> (ContainerId, u32) {
         let id = self.free_containers.pop().unwrap_or_else(|| {
             self.container_gen.push(0);
@@ -403,6 +412,7 @@ impl Cluster {
         let n = &mut self.nodes[node.index()];
         n.allocated.add_assign(resource);
         n.containers.push(id, generation);
+        self.container_tables[node.index()].insert(yarn_hash, n.containers.len());
         let container = Container {
             app,
             node,
@@ -415,6 +425,7 @@ impl Cluster {
             marked_for: false,
             label,
             born: self.containers_born,
+            yarn_hash,
         };
         self.containers_born += 1;
         put_in_slot(&mut self.containers, id.0, container);
@@ -427,10 +438,13 @@ impl Cluster {
         let c = &mut self.containers[id.index()];
         c.alive = false;
         c.exit_status = Some(exit_status);
-        let (node, resource) = (c.node, c.resource);
+        let (node, resource, yarn_hash) = (c.node, c.resource, c.yarn_hash);
         self.container_gen[id.index()] += 1;
         let n = &mut self.nodes[node.index()];
         n.allocated.sub_assign(resource);
+        if !n.removed {
+            self.container_tables[node.index()].remove(yarn_hash);
+        }
         n.containers.note_ended(&self.container_gen);
         self.free_containers.push(id);
         &self.containers[id.index()]
@@ -459,6 +473,16 @@ impl Cluster {
     /// The node's live containers.
     pub fn node_containers(&self, node: NodeId) -> live::LiveIter<'_> {
         self.nodes[node.index()].containers.iter(&self.container_gen)
+    }
+
+    /// The node's live containers in the iteration order of YARN's map of them
+    /// (`SchedulerNode.launchedContainers`, a `HashMap<ContainerId, _>`): by bucket, then in
+    /// the order they were put (the live list's).
+    pub fn node_containers_in_yarn_order(&self, node: NodeId) -> Vec<ContainerId> {
+        let table = &self.container_tables[node.index()];
+        let mut order: Vec<ContainerId> = self.node_containers(node).collect();
+        order.sort_by_key(|c| table.bucket(self.containers[c.index()].yarn_hash));
+        order
     }
 
     /// Recompute node aggregates and the totals from the containers, and who holds each

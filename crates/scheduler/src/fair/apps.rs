@@ -83,6 +83,7 @@ impl FairScheduler {
             fair_share: Resource::none(),
             live: Default::default(),
             next_container_seq: 1,
+            next_yarn_number: 1,
             reserved_nodes: Vec::new(),
             wait: None,
             preempted: 0,
@@ -552,7 +553,7 @@ impl FairScheduler {
             // none. `am` is the per-container flag preemption reads (RMContainer's AM flag),
             // set on every container placed with it, as Hadoop's preemption tests do.
             let first = !self.apps[app.index()].unmanaged_am && !self.apps[app.index()].am_running;
-            let c = self.new_container(app, node, capability, priority, am);
+            let c = self.new_container(app, node, capability, priority, am, None);
             if first {
                 self.mark_am(app, capability);
                 // The recovered AM satisfies the AM ask made at submission.
@@ -581,8 +582,8 @@ impl FairScheduler {
         if let Some(r) = self.cluster.nodes[node.index()].reservation {
             self.unreserve(r.app, node);
         }
-        self.cluster.nodes[node.index()].reservation =
-            Some(Reservation { app, priority, resource: capability, seq: 0 });
+        let seq = self.take_yarn_number(app);
+        self.cluster.nodes[node.index()].reservation = Some(Reservation { app, priority, resource: capability, seq });
         self.apps[app.index()].reserved_nodes.push(node);
         Ok(())
     }

@@ -473,12 +473,16 @@ impl FairScheduler {
             }
             // A reserved container is the one allocated, at its size (YARN assumes one size
             // per priority; the ask's size only decided whether it fits).
+            // It also keeps the reservation's container id.
             let mut size = capability;
+            let mut reserved_as = None;
             if reserved {
-                size = self.cluster.nodes[node.index()].reservation.map_or(capability, |r| r.resource);
+                let r = self.cluster.nodes[node.index()].reservation;
+                size = r.map_or(capability, |r| r.resource);
+                reserved_as = r.map(|r| r.seq);
                 self.unreserve(app, node);
             }
-            let container = self.allocate(app, idx, node, kind, size);
+            let container = self.allocate(app, idx, node, kind, size, reserved_as);
             out.push(Decision::Allocated { app, container, node });
             return Assigned::Container(capability);
         }
@@ -536,8 +540,11 @@ impl FairScheduler {
         let Some(resource) = fresh_size.or(n.reservation.map(|r| r.resource)) else {
             return false;
         };
-        let fresh = n.reservation.is_none();
-        self.cluster.nodes[node.index()].reservation = Some(Reservation { app, priority, resource, seq: 0 });
+        // A new reservation takes a container id; the reserved container again keeps its own.
+        let existing = n.reservation.map(|r| r.seq);
+        let fresh = existing.is_none();
+        let seq = existing.unwrap_or_else(|| self.take_yarn_number(app));
+        self.cluster.nodes[node.index()].reservation = Some(Reservation { app, priority, resource, seq });
         if fresh {
             self.apps[app.index()].reserved_nodes.push(node);
             self.counters.reservations_made += 1;
@@ -562,6 +569,7 @@ impl FairScheduler {
         node: NodeId,
         kind: NodeType,
         capability: Resource,
+        reserved_as: Option<u32>,
     ) -> crate::ids::ContainerId {
         let (node_loc, rack_loc) = {
             let n = &self.cluster.nodes[node.index()];
@@ -599,7 +607,7 @@ impl FairScheduler {
             let a = &self.apps[app.index()];
             !a.am_running && !a.unmanaged_am
         };
-        let container = self.new_container(app, node, capability, priority, is_am);
+        let container = self.new_container(app, node, capability, priority, is_am, reserved_as);
         if is_am {
             self.mark_am(app, capability);
         }

@@ -15,6 +15,7 @@ pub mod policy;
 pub mod preempt;
 mod runnable;
 mod scheduler;
+mod starved_queue;
 pub mod state;
 mod ties;
 mod tree;

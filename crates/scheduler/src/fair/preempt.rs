@@ -7,6 +7,7 @@ use fairloom_model::{Millis, Resource};
 
 use super::ask_order::{Place, VisitedAsks};
 use super::policy::Calculator;
+use super::starved_queue::StarvedQueue;
 use super::FairScheduler;
 use crate::ids::{AppId, ContainerId, LocationId, NodeId, QueueId};
 
@@ -207,23 +208,15 @@ impl FairScheduler {
     }
 
     /// The update's preemption part: starvation, then identify and act for each starved app,
-    /// smallest starvation first, then the kills whose wait has expired. With a `plan`, it
+    /// in the order YARN's starved-app queue gives them (see `starved_queue`), then the kills whose wait has expired. With a `plan`, it
     /// records instead of killing.
     pub(crate) fn preempt_with(&mut self, now: Millis, mut plan: Option<&mut PreemptionPlan>) {
         if self.preemption_gate() {
-            let mut starved = Vec::new();
-            let leaves: Vec<QueueId> = self.queues().filter(|(_, q)| q.leaf).map(|(id, _)| id).collect();
-            for leaf in leaves {
-                self.update_starved_apps(leaf, now, &mut starved);
+            let mut queue = StarvedQueue::default();
+            for leaf in self.leaves_in_yarn_order() {
+                self.update_starved_apps(leaf, now, &mut queue);
             }
-            // An app starved for both fair and min share is listed twice; YARN's starved-app
-            // queue holds it once.
-            let mut seen = std::collections::BTreeSet::new();
-            starved.retain(|&a| seen.insert(a));
-            // YARN's queue takes the app whose starvation fits in the other's first. "Fits in"
-            // is only a partial order (and sorting needs a total one), so the order is its
-            // lexicographic extension, then the app id.
-            starved.sort_by_key(|&a| (self.starvation(a).to_array(), a));
+            let starved = queue.drain(|a| self.starvation(a));
             if let Some(plan) = plan.as_deref_mut() {
                 for &app in &starved {
                     plan.starved.push(self.explain_starved(app, now));
@@ -261,7 +254,9 @@ impl FairScheduler {
         a.fairshare_starvation.saturating_add(a.minshare_starvation)
     }
 
-    fn update_starved_apps(&mut self, leaf: QueueId, now: Millis, starved: &mut Vec<AppId>) {
+    /// YARN's `FSLeafQueue.updateStarvedApps`: each starved app is offered to `starved` as
+    /// soon as its starvation is known, as YARN adds it to its queue.
+    fn update_starved_apps(&mut self, leaf: QueueId, now: Millis, starved: &mut StarvedQueue) {
         let calc = Calculator::of(self.q(leaf).policy);
         let settings = self.q(leaf).settings.clone();
         // Apps with pending demand that are not in their post-preemption back-off, in the
@@ -277,7 +272,7 @@ impl FairScheduler {
             if s.is_none() {
                 break;
             }
-            starved.push(a);
+            starved.offer(a, |x| self.starvation(x));
             fair_total.add_assign(s);
         }
         // Min-share starvation of the leaf, less what its apps' fair-share starvation covers.
@@ -306,7 +301,7 @@ impl FairScheduler {
                 pending = pending.sub_non_negative(share);
             }
             self.apps[a.index()].minshare_starvation = share;
-            starved.push(a);
+            starved.offer(a, |x| self.starvation(x));
         }
     }
 
@@ -554,13 +549,17 @@ impl FairScheduler {
         max_ams: usize,
     ) -> Option<(Vec<ContainerId>, usize)> {
         let mut potential = free;
-        let mut candidates: Vec<ContainerId> =
-            self.node_containers(node).filter(|c| !self.cluster.containers[c.index()].marked_for).collect();
-        // Running order (allocation order), AM containers at the end.
-        candidates.sort_by_key(|&c| {
-            let c = &self.cluster.containers[c.index()];
-            (c.is_am, c.app, c.seq)
-        });
+        // YARN's `getRunningContainersWithAMsAtTheEnd`: through the node's map of containers,
+        // each non-AM put first and each AM last, so the non-AMs come in the reverse of the
+        // map's order and the AMs in it; the ones already marked are left out.
+        let in_map = self.cluster.node_containers_in_yarn_order(node);
+        let unmarked = |c: &&ContainerId| !self.cluster.containers[c.index()].marked_for;
+        let is_am = |c: &&ContainerId| self.cluster.containers[c.index()].is_am;
+        let candidates: Vec<ContainerId> = (in_map.iter().rev().filter(|c| !is_am(c)))
+            .chain(in_map.iter().filter(is_am))
+            .filter(unmarked)
+            .copied()
+            .collect();
         let mut chosen = Vec::new();
         let mut considering: Vec<(AppId, Resource)> = Vec::new();
         let mut ams = 0;

@@ -4,6 +4,7 @@ use super::state::AppState;
 use super::tree::ROOT;
 use super::FairScheduler;
 use crate::ids::{AppId, QueueId};
+use crate::java_heap::JavaHeap;
 use crate::reason::WaitReason;
 
 /// Per-user runnable count and the user's waiting applications, in arrival order.
@@ -116,31 +117,53 @@ impl FairScheduler {
         self.update_apps_runnability(lists, usize::MAX);
     }
 
+    /// YARN's `gatherPossiblyRunnableAppLists`: the waiting lists of the leaves under
+    /// `queue` that are below their limits, children in YARN's order.
     fn gather_possibly_runnable(&self, queue: QueueId, lists: &mut Vec<Vec<AppId>>) {
         let q = self.q(queue);
         if (q.runnable_count as i64) < q.settings.max_running_apps as i64 {
             if q.leaf {
                 lists.push(q.non_runnable_apps.clone());
             } else {
-                for &c in &q.children {
+                for c in self.children_in_yarn_order(queue) {
                     self.gather_possibly_runnable(c, lists);
                 }
             }
         }
     }
 
+    /// YARN's `updateAppsRunnability`: the lists merged by start time as its
+    /// `MultiListStartTimeIterator` merges them (a `PriorityQueue` of the lists keyed by
+    /// their next app's start time alone, so apps started in the same millisecond come in
+    /// the order Java's heap gives), each app made runnable if it can be, up to `max`.
     fn update_apps_runnability(&mut self, lists: Vec<Vec<AppId>>, max: usize) {
         if max == 0 {
             return;
         }
-        let mut candidates: Vec<AppId> = lists.into_iter().flatten().collect();
-        candidates.sort_by(|&a, &b| {
-            let (a, b) = (&self.apps[a.index()], &self.apps[b.index()]);
-            a.start_time.cmp(&b.start_time).then_with(|| a.id_string.cmp(&b.id_string))
-        });
-        candidates.dedup();
+        let next_time =
+            |list: &[AppId], pos: usize| list.get(pos).map_or(i64::MAX, |a| self.apps[a.index()].start_time);
+        let by_time = |a: &(usize, i64), b: &(usize, i64)| a.1.cmp(&b.1);
+        let mut heap = JavaHeap::default();
+        for (i, list) in lists.iter().enumerate() {
+            heap.offer((i, next_time(list, 0)), by_time);
+        }
+        let mut merged = Vec::new();
+        let mut positions = vec![0; lists.len()];
+        while heap.peek().is_some_and(|(_, time)| time != i64::MAX) {
+            let (i, _) = heap.poll(by_time).expect("peeked");
+            merged.push(lists[i][positions[i]]);
+            positions[i] += 1;
+            heap.offer((i, next_time(&lists[i], positions[i])), by_time);
+        }
         let mut released = 0;
-        for app in candidates {
+        let mut prev = None;
+        for app in merged {
+            // YARN skips an app only when it comes twice in a row (its queue's list and its
+            // user's); one already made runnable is skipped here in any case.
+            if prev == Some(app) {
+                continue;
+            }
+            prev = Some(app);
             let (queue, user) = {
                 let a = &self.apps[app.index()];
                 (a.queue.expect("a waiting app has a queue"), a.user.clone())

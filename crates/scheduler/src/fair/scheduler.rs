@@ -7,6 +7,7 @@ use fairloom_model::Resource;
 
 use super::runnable::UserRunState;
 use super::state::{App, AppState};
+use crate::cluster::hash_order::container_id_hash;
 use crate::cluster::{Cluster, Container, Node};
 use crate::driver::{Counters, SchedulerError};
 use crate::ids::{AppId, ContainerId, LocationId, NodeId, PartitionId, QueueId};
@@ -22,6 +23,8 @@ pub struct FairScheduler {
     pub(crate) queues: Vec<super::state::Queue>,
     pub(crate) free_queues: std::collections::BTreeSet<u32>,
     pub(crate) queue_index: HashMap<String, QueueId>,
+    /// Queues created so far: the last creation stamp (`Queue::created`).
+    pub(crate) queues_created: u64,
     /// Indexed by [`AppId::slot`]; a forgotten application's slot waits in `free_apps`.
     pub(crate) apps: Vec<App>,
     pub(crate) free_apps: Vec<u32>,
@@ -74,6 +77,7 @@ impl FairScheduler {
             queues: Vec::new(),
             free_queues: Default::default(),
             queue_index: HashMap::new(),
+            queues_created: 0,
             apps: Vec::new(),
             free_apps: Vec::new(),
             next_app_seq: 0,
@@ -189,10 +193,13 @@ impl FairScheduler {
         resource: Resource,
         priority: i32,
         is_am: bool,
+        reserved_as: Option<u32>,
     ) -> ContainerId {
         let seq = self.apps[app.index()].next_container_seq;
+        let number = reserved_as.unwrap_or_else(|| self.take_yarn_number(app));
+        let yarn_hash = container_id_hash(self.apps[app.index()].yarn_id, 1, u64::from(number));
         let (id, generation) =
-            self.cluster.add_container(app, node, resource, priority, is_am, seq, PartitionId::DEFAULT);
+            self.cluster.add_container(app, node, resource, priority, is_am, seq, PartitionId::DEFAULT, yarn_hash);
         let a = &mut self.apps[app.index()];
         a.next_container_seq += 1;
         a.usage.add_assign(resource);
@@ -203,6 +210,13 @@ impl FairScheduler {
         self.refresh_app(app);
         self.touch_demand(app);
         id
+    }
+
+    /// YARN's number for the app's next container or reservation.
+    pub(crate) fn take_yarn_number(&mut self, app: AppId) -> u32 {
+        let a = &mut self.apps[app.index()];
+        a.next_yarn_number += 1;
+        a.next_yarn_number - 1
     }
 
     /// The app's first container becomes its AM: AM usage is charged to its leaf.
@@ -263,6 +277,12 @@ impl FairScheduler {
 
     /// Hot reload: the new configuration applies at once, or is rejected whole with the old
     /// one kept. Lowered limits never stop running work.
+    ///
+    /// Of the scheduler's properties only what YARN's `FairScheduler.reinitialize` reads
+    /// again changes: the maximum allocation, and the two switches that make the placement
+    /// policy of a file without one (read from the scheduler's configuration when the file
+    /// is loaded). Every other setting (assignment, locality, preemption, increments) is
+    /// read once when YARN's scheduler starts, and stays.
     pub fn reload(&mut self, props: SchedulerProperties, alloc: AllocationFile) -> Result<(), SchedulerError> {
         if props.resource_types != self.props.resource_types {
             return Err(ConfigError::new("resource types cannot change on reload").into());
@@ -271,7 +291,9 @@ impl FairScheduler {
             .placement_policy
             .clone()
             .unwrap_or_else(|| generated_policy(props.allow_undeclared_pools, props.user_as_default_queue));
-        self.props = props;
+        self.props.maximum_allocation = props.maximum_allocation;
+        self.props.allow_undeclared_pools = props.allow_undeclared_pools;
+        self.props.user_as_default_queue = props.user_as_default_queue;
         self.placement = placement;
         self.apply_allocation(alloc);
         self.update_runnability_on_reload();
@@ -335,6 +357,7 @@ impl Clone for FairScheduler {
             queues: self.queues.clone(),
             free_queues: self.free_queues.clone(),
             queue_index: self.queue_index.clone(),
+            queues_created: self.queues_created,
             apps: self.apps.clone(),
             free_apps: self.free_apps.clone(),
             next_app_seq: self.next_app_seq,

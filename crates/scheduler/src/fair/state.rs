@@ -42,6 +42,8 @@ pub struct QueueSettings {
 #[derive(Debug, Clone)]
 #[repr(C, align(64))]
 pub struct Queue {
+    /// Its creation stamp: YARN keeps queues in creation order (children, leaves).
+    pub created: u64,
     /// Applications held (not forgotten) that name this queue as theirs: a removed queue's
     /// slot is reused only once none does (finished ones read their queue's name through it).
     pub app_refs: u32,
@@ -199,6 +201,10 @@ pub struct App {
     /// Rank of the tie-breaks (start time, then YARN's id string) among live apps.
     pub tie_rank: u32,
     pub next_container_seq: u32,
+    /// The number YARN's next container of the app takes (`AppSchedulingInfo`'s counter):
+    /// unlike `seq`, a new reservation takes one too, and the container allocated from it
+    /// keeps the reservation's.
+    pub next_yarn_number: u32,
     pub state: AppState,
     pub runnable: bool,
     pub unmanaged_am: bool,

@@ -106,7 +106,9 @@ impl FairScheduler {
         let free = self.free_queues.range(above..).next().copied();
         let id = QueueId(free.unwrap_or(self.queues.len() as u32));
         let settings = self.resolve_settings(name, parent, dynamic);
+        let created = self.next_stamp();
         let queue = Queue {
+            created,
             app_refs: 0,
             name: name.to_string(),
             parent,
@@ -147,6 +149,93 @@ impl FairScheduler {
         }
         self.queue_index.insert(name.to_string(), id);
         id
+    }
+
+    /// The next creation stamp: YARN's queues are kept in creation order (a parent's child
+    /// list, the queue manager's list of leaves), and a file's new queues are created in an
+    /// order of their own (see `stamp_in_yarn_order`).
+    fn next_stamp(&mut self) -> u64 {
+        self.queues_created += 1;
+        self.queues_created
+    }
+
+    /// The live leaves in the order of YARN's `QueueManager.leafQueues`: the order in which
+    /// YARN's update looks for starved applications.
+    pub(crate) fn leaves_in_yarn_order(&self) -> Vec<QueueId> {
+        let mut leaves: Vec<QueueId> = self.queues().filter(|(_, q)| q.leaf).map(|(id, _)| id).collect();
+        leaves.sort_by_key(|id| self.q(*id).created);
+        leaves
+    }
+
+    /// A parent's children in YARN's order (`FSParentQueue.childQueues`, creation order).
+    pub(crate) fn children_in_yarn_order(&self, parent: QueueId) -> Vec<QueueId> {
+        let mut children = self.q(parent).children.clone();
+        children.sort_by_key(|id| self.q(*id).created);
+        children
+    }
+
+    /// Restamp the queues a file created (or converted), stamped `from` on, in the order
+    /// YARN creates them: `QueueManager.updateAllocationConfiguration` walks the file's set
+    /// of leaf names, then its set of parent names (`HashSet<String>`s, in their iteration
+    /// order), creating each missing queue with its missing ancestors, top down.
+    fn stamp_in_yarn_order(&mut self, from: u64, leaf_names: &[&str], parent_names: &[&str]) {
+        let fresh: Vec<QueueId> = {
+            let mut fresh: Vec<QueueId> = self.queues().filter(|(_, q)| q.created >= from).map(|(id, _)| id).collect();
+            fresh.sort_by_key(|id| self.q(*id).created);
+            fresh
+        };
+        if fresh.is_empty() {
+            return;
+        }
+        let mut order: Vec<QueueId> = Vec::with_capacity(fresh.len());
+        for names in [leaf_names, parent_names] {
+            let mut distinct: Vec<&str> = Vec::new();
+            for &name in names {
+                if !distinct.contains(&name) {
+                    distinct.push(name);
+                }
+            }
+            for i in crate::cluster::hash_order::string_map_order(&distinct) {
+                let parts: Vec<&str> = distinct[i].split('.').collect();
+                for depth in 2..=parts.len() {
+                    if let Some(id) = self.queue_id(&parts[..depth].join(".")) {
+                        if fresh.contains(&id) && !order.contains(&id) {
+                            order.push(id);
+                        }
+                    }
+                }
+            }
+        }
+        for id in fresh {
+            if !order.contains(&id) {
+                order.push(id);
+            }
+        }
+        self.queues_created = from - 1;
+        for id in order {
+            let stamp = self.next_stamp();
+            self.q_mut(id).created = stamp;
+        }
+    }
+
+    /// YARN's `verifyAndSetPolicyFromConf`, from `id` down: each queue's configured policy,
+    /// children first in YARN's order, stopping at the first child whose policy its parent
+    /// does not allow. What was set before that stop stays set (YARN's partial application);
+    /// `false` if it stopped.
+    fn verify_and_set_policy(&mut self, id: QueueId) -> bool {
+        let policy = Self::configured_policy(&self.alloc, &self.q(id).name);
+        for child in self.children_in_yarn_order(id) {
+            let child_policy = Self::configured_policy(&self.alloc, &self.q(child).name);
+            // FifoPolicy allows no child at all.
+            if policy == PolicyKind::Fifo || !child_policy_allowed(policy, child_policy) {
+                return false;
+            }
+            if !self.verify_and_set_policy(child) {
+                return false;
+            }
+        }
+        self.q_mut(id).policy = policy;
+        true
     }
 
     fn subtree_has_apps(&self, id: QueueId) -> bool {
@@ -191,6 +280,9 @@ impl FairScheduler {
         let q = self.q_mut(id);
         q.leaf = to_leaf;
         q.pending_conversion = None;
+        // YARN replaces the queue with a new one of the other type, created now.
+        let stamp = self.next_stamp();
+        self.q_mut(id).created = stamp;
     }
 
     /// Apply conversions deferred by a reload once their queue has emptied, and remove
@@ -288,26 +380,11 @@ impl FairScheduler {
         // The warnings are this file's (they were every reload's, for the RM's life).
         self.warnings.clear();
         self.alloc = file;
-        // Policies of existing queues: all or nothing.
-        let desired: Vec<(QueueId, PolicyKind)> = (0..self.queues.len())
-            .map(|i| QueueId(i as u32))
-            .filter(|&id| !self.q(id).removed)
-            .map(|id| (id, Self::configured_policy(&self.alloc, &self.q(id).name)))
-            .collect();
-        let policy_of = |id: QueueId| desired.iter().find(|(q, _)| *q == id).map(|(_, p)| *p);
-        let all_valid = desired.iter().all(|&(id, p)| {
-            let q = self.q(id);
-            let parent_ok =
-                q.parent.is_none_or(|parent| child_policy_allowed(policy_of(parent).unwrap_or(PolicyKind::Fair), p));
-            policy_applicable(p, q.leaf) && parent_ok
-        });
-        if all_valid {
-            for &(id, p) in &desired {
-                self.q_mut(id).policy = p;
-            }
-        } else {
+        // Policies of existing queues, as YARN sets them before creating any queue.
+        if !self.verify_and_set_policy(ROOT) {
             self.warnings.push(
-                "scheduling policy violation in the allocation file: every queue keeps its old policy".to_string(),
+                "scheduling policy violation in the allocation file: queues after the first violation keep their old policy"
+                    .to_string(),
             );
         }
 
@@ -320,6 +397,7 @@ impl FairScheduler {
             .map(|c| (c.path.clone(), c.queue_type == QueueType::Leaf && !c.reservable))
             .collect();
         let mut failed: Vec<String> = Vec::new();
+        let stamp_before = self.queues_created + 1;
         for (path, leaf) in &configured {
             if failed.iter().any(|f| path.starts_with(&format!("{f}."))) {
                 continue;
@@ -358,6 +436,8 @@ impl FairScheduler {
                 }
             }
         }
+        let names = |leaf: bool| configured.iter().filter(|c| c.1 == leaf).map(|(p, _)| p.as_str()).collect::<Vec<_>>();
+        self.stamp_in_yarn_order(stamp_before, &names(true), &names(false));
         // Queues no longer configured become dynamic: removed once empty (YARN-8191).
         for i in 1..self.queues.len() {
             let id = QueueId(i as u32);

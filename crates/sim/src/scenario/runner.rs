@@ -426,9 +426,10 @@ impl Runner {
                 let result = self.reload(&spec);
                 let rejected = result.starts_with("rejected");
                 self.record_reload(index, result, expect_error, "reload");
-                // YARN installs a file's placement rules before it parses the values that can
-                // reject it (docs/fidelity.md, known differences).
-                if rejected && spec.allocations.as_deref().is_some_and(|a| a.contains("<queuePlacementPolicy")) {
+                // YARN installs a file's placement rules (its own, or without one those the
+                // site properties make) before it parses the top-level values that can reject
+                // it (docs/fidelity.md, known differences).
+                if rejected && spec.allocations.is_some() && rejected_after_placement(&result_text(&self.run.reloads)) {
                     if let Some(last) = self.run.reloads.last_mut() {
                         last["placement_rules"] = Value::Bool(true);
                     }
@@ -533,4 +534,27 @@ impl Outcome {
             }
         }
     }
+}
+
+/// The text of the last reload's result.
+fn result_text(reloads: &[Value]) -> String {
+    reloads.last().and_then(|r| r["result"].as_str()).unwrap_or_default().to_string()
+}
+
+/// Whether YARN, rejecting an allocation file for this reason, has already installed its
+/// placement rules: `AllocationFileLoaderService.reloadAllocations` parses the queues and
+/// users first, then installs the rules, then reads the top-level default values, whose
+/// errors reject the file only then.
+fn rejected_after_placement(result: &str) -> bool {
+    const READ_AFTER_PLACEMENT: [&str; 8] = [
+        "queueMaxResourcesDefault",
+        "userMaxAppsDefault",
+        "fairSharePreemptionTimeout",
+        "defaultFairSharePreemptionTimeout",
+        "defaultMinSharePreemptionTimeout",
+        "queueMaxAppsDefault",
+        "defaultFairSharePreemptionThreshold",
+        "queueMaxAMShareDefault",
+    ];
+    READ_AFTER_PLACEMENT.iter().any(|name| result.contains(&format!(" {name}:")))
 }
