@@ -221,21 +221,25 @@ impl FairScheduler {
     /// YARN's `verifyAndSetPolicyFromConf`, from `id` down: each queue's configured policy,
     /// children first in YARN's order, stopping at the first child whose policy its parent
     /// does not allow. What was set before that stop stays set (YARN's partial application);
-    /// `false` if it stopped.
-    fn verify_and_set_policy(&mut self, id: QueueId) -> bool {
+    /// the violation, if it stopped.
+    fn verify_and_set_policy(&mut self, id: QueueId) -> Result<(), String> {
         let policy = Self::configured_policy(&self.alloc, &self.q(id).name);
         for child in self.children_in_yarn_order(id) {
             let child_policy = Self::configured_policy(&self.alloc, &self.q(child).name);
             // FifoPolicy allows no child at all.
             if policy == PolicyKind::Fifo || !child_policy_allowed(policy, child_policy) {
-                return false;
+                return Err(format!(
+                    "{} cannot be {} under {}, which is {}",
+                    self.q(child).name,
+                    child_policy.name(),
+                    self.q(id).name,
+                    policy.name()
+                ));
             }
-            if !self.verify_and_set_policy(child) {
-                return false;
-            }
+            self.verify_and_set_policy(child)?;
         }
         self.q_mut(id).policy = policy;
-        true
+        Ok(())
     }
 
     fn subtree_has_apps(&self, id: QueueId) -> bool {
@@ -381,11 +385,10 @@ impl FairScheduler {
         self.warnings.clear();
         self.alloc = file;
         // Policies of existing queues, as YARN sets them before creating any queue.
-        if !self.verify_and_set_policy(ROOT) {
-            self.warnings.push(
-                "scheduling policy violation in the allocation file: queues after the first violation keep their old policy"
-                    .to_string(),
-            );
+        if let Err(violation) = self.verify_and_set_policy(ROOT) {
+            self.warnings.push(format!(
+                "scheduling policy violation in the allocation file ({violation}): the queues YARN checks after it keep their old policy"
+            ));
         }
 
         // Create, convert, mark static.
