@@ -322,6 +322,7 @@ impl CapacityScheduler {
                 }
             }
         }
+        let mut cleared: Vec<i32> = Vec::new();
         for (ask, capability, label) in resolved {
             let value = LocalityAsk { capability, count: ask.num_containers, relax: ask.relax_locality };
             let idx = match self.apps[app.index()].request(ask.priority) {
@@ -346,12 +347,29 @@ impl CapacityScheduler {
             };
             if ask.resource_name == ANY {
                 self.set_any(app, idx, Some(value), label);
+                if ask.num_containers <= 0 {
+                    cleared.push(ask.priority);
+                } else {
+                    cleared.retain(|&p| p != ask.priority);
+                }
             } else {
                 // The entry holds its name until it goes (allocated down to nothing, or the
                 // app finishes).
                 let locations = &mut self.apps[app.index()].requests[idx].locations;
                 let l = self.cluster.locations.hold_for(locations, &ask.resource_name);
                 locations.insert(l, value);
+            }
+        }
+        // A `*` ask of nothing ends the key in YARN (AppSchedulingInfo.updatePendingResources
+        // drops its placement allocator): every name at that priority goes with it, so a
+        // later ask starts afresh, and counts its unique locations afresh (an off-switch ask
+        // alone waits for no delay).
+        for priority in cleared {
+            if let Some(idx) = self.apps[app.index()].request(priority) {
+                let label = self.apps[app.index()].requests[idx].label;
+                self.set_any(app, idx, None, label);
+                let names = std::mem::take(&mut self.apps[app.index()].requests[idx].locations);
+                self.cluster.locations.release_all(names.into_keys());
             }
         }
         Ok(())
