@@ -56,6 +56,7 @@ impl CapacityScheduler {
             state: AppState::Accepted,
             rejection: None,
             activated: false,
+            users_active: false,
             unmanaged_am: spec.am.is_none(),
             am_resource: Resource::none(),
             am_partition: PartitionId::DEFAULT,
@@ -249,11 +250,13 @@ impl CapacityScheduler {
         let slot = q.users.enter(&user, nparts);
         q.users.at_mut(slot).pending_apps += 1;
         self.apps[id.index()].user_slot = slot;
+        // As in YARN, the attempt is added (and activated if the AM limits allow) before its
+        // AM asks: whether the ask makes the user active depends on it.
+        self.activate(leaf);
         if spec.am.is_some() {
             let ask = Ask::any(0, am_resource, 1);
             self.set_asks(id, &[ask]).expect("an accepted application takes asks");
         }
-        self.activate(leaf);
         id
     }
 
@@ -346,7 +349,11 @@ impl CapacityScheduler {
                 }
             };
             if ask.resource_name == ANY {
+                let was_asking = self.apps[app.index()].requests[idx].any.is_some_and(|a| a.count > 0);
                 self.set_any(app, idx, Some(value), label);
+                if !was_asking && ask.num_containers > 0 {
+                    self.key_starts_asking(app);
+                }
                 if ask.num_containers <= 0 {
                     cleared.push(ask.priority);
                 } else {
@@ -375,6 +382,33 @@ impl CapacityScheduler {
         Ok(())
     }
 
+    /// One of the application's keys starts asking: YARN's `UsersManager.activateApplication`
+    /// makes its user active through it, unless the user has no activated application in
+    /// the queue yet (then the application does not count until a later key starts asking,
+    /// even once it is activated: YARN's activation of an application does not add it).
+    pub(crate) fn key_starts_asking(&mut self, app: AppId) {
+        let a = &self.apps[app.index()];
+        let Some(leaf) = a.queue.filter(|_| a.is_alive() && !a.users_active) else { return };
+        if self.q(leaf).users.at(a.user_slot).active_apps == 0 || !a.has_pending() {
+            return;
+        }
+        self.apps[app.index()].users_active = true;
+        self.user_asks(app, leaf, true);
+    }
+
+    /// YARN's `checkForDeactivation`: an application that asks for nothing any more stops
+    /// making its user active. Checked once an update is whole (a `*` ask is replaced by
+    /// taking the old out and putting the new in).
+    fn check_deactivation(&mut self, app: AppId) {
+        let a = &self.apps[app.index()];
+        if !a.users_active || a.has_pending() {
+            return;
+        }
+        let Some(leaf) = a.queue else { return };
+        self.apps[app.index()].users_active = false;
+        self.user_asks(app, leaf, false);
+    }
+
     /// Replace the `*` ask of request `idx` (and the partition it asks for), moving pending.
     pub(crate) fn set_any(&mut self, app: AppId, idx: usize, value: Option<LocalityAsk>, label: PartitionId) {
         let r = &self.apps[app.index()].requests[idx];
@@ -386,6 +420,7 @@ impl CapacityScheduler {
         r.label = label;
         let a = self.move_pending(app, old_label, old, false);
         let b = self.move_pending(app, label, new, true);
+        self.check_deactivation(app);
         self.rekey_after_pending(app, old_label, a);
         if label != old_label || a != b {
             self.rekey_after_pending(app, label, b);
@@ -396,6 +431,7 @@ impl CapacityScheduler {
     /// path, and whether an activated app asks at all makes its user active.
     pub(crate) fn shift_pending(&mut self, app: AppId, p: PartitionId, r: Resource, add: bool) {
         let moved = self.move_pending(app, p, r, add);
+        self.check_deactivation(app);
         self.rekey_after_pending(app, p, moved);
     }
 
@@ -415,18 +451,15 @@ impl CapacityScheduler {
             return Moved::Nothing;
         }
         let a = &mut self.apps[app.index()];
-        let was_asking = a.has_pending();
         let had = a.pending[p.index()].any_positive();
         if add {
             a.pending[p.index()].add_assign(r);
         } else {
             a.pending[p.index()].sub_assign(r);
         }
-        let asking = a.has_pending();
         let has = a.pending[p.index()].any_positive();
         // Every accepted application's asks count in its queue path, activated or not, as
-        // YARN's AppSchedulingInfo counts them (queue.incPendingResource); whether it asks
-        // makes its user active only once it is activated.
+        // YARN's AppSchedulingInfo counts them (queue.incPendingResource).
         let Some(leaf) = a.queue.filter(|_| a.is_alive()) else { return Moved::App };
         let activated = a.activated;
         let mut q = Some(leaf);
@@ -438,9 +471,6 @@ impl CapacityScheduler {
                 part.pending.sub_assign(r);
             }
             q = self.queues[id.index()].parent;
-        }
-        if activated && was_asking != asking {
-            self.user_asks(app, leaf, asking);
         }
         Moved::Path { leaf, app_flip: activated && had != has }
     }
@@ -715,6 +745,9 @@ impl CapacityScheduler {
             self.shift_pending(app, PartitionId(p as u32), r, true);
         }
         self.activate(dest);
+        // AppSchedulingInfo.move, after the target's submission: the asking application
+        // counts for its user in the new queue if the user has an activated one there.
+        self.key_starts_asking(app);
         self.activate(source);
         Ok(dest)
     }

@@ -37,12 +37,12 @@ impl CapacityScheduler {
         for a in self.apps.iter().filter(|a| a.is_alive()) {
             let Some(leaf) = a.queue else { continue };
             let u = users[leaf.index()].entry(a.user.clone()).or_insert_with(|| CsUser::new(&a.user, nparts));
+            if a.users_active {
+                u.asking_apps += 1;
+            }
             if a.activated {
                 u.active_apps += 1;
                 u.am_used[a.am_partition.index()].add_assign(a.am_resource);
-                if a.has_pending() {
-                    u.asking_apps += 1;
-                }
             } else {
                 u.pending_apps += 1;
             }

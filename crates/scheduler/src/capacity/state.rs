@@ -329,6 +329,10 @@ pub struct CsApp {
     pub rejection: Option<String>,
     /// In its leaf's ordering policy (YARN's "active" application).
     pub activated: bool,
+    /// Among the applications that make its user active (YARN's `usersApplications` in the
+    /// queue's `UsersManager`): added when one of its keys starts asking while its user has
+    /// an activated application, taken out when it asks for nothing (see `key_starts_asking`).
+    pub users_active: bool,
     pub unmanaged_am: bool,
     /// What activation charges against the AM limits, and in which partition.
     pub am_resource: Resource,

@@ -211,11 +211,9 @@ impl CapacityScheduler {
         u.am_used[p.index()].add_assign(am);
         q.parts[p.index()].am_used.add_assign(am);
         self.insert_active(leaf, app);
-        // Its asks (already in the queue path) now make its user active and give it a place
-        // in the leaf's order.
-        if self.apps[app.index()].has_pending() {
-            self.user_asks(app, leaf, true);
-        }
+        // Its asks (already in the queue path) give it a place in the leaf's order; they do
+        // not make its user active (YARN's activateApplications leaves usersApplications
+        // alone: see `key_starts_asking`).
         self.refresh_app_keys(app);
         for p in 0..self.nparts() {
             self.refresh_path(leaf, PartitionId(p as u32));

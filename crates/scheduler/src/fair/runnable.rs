@@ -126,7 +126,7 @@ impl FairScheduler {
                 lists.push(q.non_runnable_apps.clone());
             } else {
                 for c in self.children_in_yarn_order(queue) {
-                    self.gather_possibly_runnable(c, lists);
+                    self.gather_possibly_runnable(*c, lists);
                 }
             }
         }

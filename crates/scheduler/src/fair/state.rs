@@ -44,6 +44,10 @@ pub struct QueueSettings {
 pub struct Queue {
     /// Its creation stamp: YARN keeps queues in creation order (children, leaves).
     pub created: u64,
+    /// `children` in YARN's order (by creation stamp), for the walks YARN does without
+    /// sorting: kept here, not sorted at each walk, as waiting applications are released on
+    /// every application's end.
+    pub yarn_children: Vec<QueueId>,
     /// Applications held (not forgotten) that name this queue as theirs: a removed queue's
     /// slot is reused only once none does (finished ones read their queue's name through it).
     pub app_refs: u32,

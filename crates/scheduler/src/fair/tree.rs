@@ -109,6 +109,7 @@ impl FairScheduler {
         let created = self.next_stamp();
         let queue = Queue {
             created,
+            yarn_children: Vec::new(),
             app_refs: 0,
             name: name.to_string(),
             parent,
@@ -146,6 +147,7 @@ impl FairScheduler {
         self.set_max_share(id, m);
         if let Some(p) = parent {
             self.q_mut(p).children.push(id);
+            self.q_mut(p).yarn_children.push(id);
         }
         self.queue_index.insert(name.to_string(), id);
         id
@@ -168,10 +170,15 @@ impl FairScheduler {
     }
 
     /// A parent's children in YARN's order (`FSParentQueue.childQueues`, creation order).
-    pub(crate) fn children_in_yarn_order(&self, parent: QueueId) -> Vec<QueueId> {
-        let mut children = self.q(parent).children.clone();
+    pub(crate) fn children_in_yarn_order(&self, parent: QueueId) -> &[QueueId] {
+        &self.q(parent).yarn_children
+    }
+
+    /// Put a parent's children back in creation-stamp order after stamps changed.
+    fn resort_yarn_children(&mut self, parent: QueueId) {
+        let mut children = std::mem::take(&mut self.q_mut(parent).yarn_children);
         children.sort_by_key(|id| self.q(*id).created);
-        children
+        self.q_mut(parent).yarn_children = children;
     }
 
     /// Restamp the queues a file created (or converted), stamped `from` on, in the order
@@ -212,9 +219,16 @@ impl FairScheduler {
             }
         }
         self.queues_created = from - 1;
+        let mut parents = Vec::new();
         for id in order {
             let stamp = self.next_stamp();
             self.q_mut(id).created = stamp;
+            parents.extend(self.q(id).parent);
+        }
+        parents.sort_unstable();
+        parents.dedup();
+        for p in parents {
+            self.resort_yarn_children(p);
         }
     }
 
@@ -224,7 +238,7 @@ impl FairScheduler {
     /// the violation, if it stopped.
     fn verify_and_set_policy(&mut self, id: QueueId) -> Result<(), String> {
         let policy = Self::configured_policy(&self.alloc, &self.q(id).name);
-        for child in self.children_in_yarn_order(id) {
+        for child in self.children_in_yarn_order(id).to_vec() {
             let child_policy = Self::configured_policy(&self.alloc, &self.q(child).name);
             // FifoPolicy allows no child at all.
             if policy == PolicyKind::Fifo || !child_policy_allowed(policy, child_policy) {
@@ -258,6 +272,7 @@ impl FairScheduler {
         self.q_mut(id).removed = true;
         if let Some(p) = self.q(id).parent {
             self.q_mut(p).children.retain(|&c| c != id);
+            self.q_mut(p).yarn_children.retain(|&c| c != id);
         }
         self.free_queue_if_unused(id);
     }
@@ -287,6 +302,9 @@ impl FairScheduler {
         // YARN replaces the queue with a new one of the other type, created now.
         let stamp = self.next_stamp();
         self.q_mut(id).created = stamp;
+        if let Some(p) = self.q(id).parent {
+            self.resort_yarn_children(p);
+        }
     }
 
     /// Apply conversions deferred by a reload once their queue has emptied, and remove
