@@ -5,6 +5,7 @@
 
 mod allocator;
 mod apps;
+mod asks;
 mod assign;
 mod audit;
 pub mod calc;
