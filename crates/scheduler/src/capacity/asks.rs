@@ -219,8 +219,9 @@ impl CapacityScheduler {
         )
     }
 
-    /// One of the user's activated applications starts (or stops) asking: the user becomes
-    /// active with its first such app and inactive with its last.
+    /// One of the user's applications starts (or stops) making the user active (see
+    /// `key_starts_asking`): the user becomes active with its first such app and inactive
+    /// with its last.
     pub(crate) fn user_asks(&mut self, app: AppId, leaf: QueueId, asking: bool) {
         let q = &mut self.queues[leaf.index()];
         let u = q.users.at_mut(self.apps[app.index()].user_slot);

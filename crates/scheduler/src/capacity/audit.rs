@@ -95,6 +95,14 @@ impl CapacityScheduler {
             let total = app_used[i].iter().fold(Resource::none(), |acc, r| acc.saturating_add(*r));
             check(&mut out, || format!("app {} usage", a.name), a.usage, total);
             check(&mut out, || format!("app {} live containers", a.name), a.live.len(), app_count[i]);
+            // Only an alive application that asks for something makes its user active.
+            let may_be_active = a.is_alive() && a.queue.is_some() && a.has_pending();
+            check(
+                &mut out,
+                || format!("app {} makes its user active", a.name),
+                a.users_active,
+                a.users_active && may_be_active,
+            );
             let mut pending = vec![Resource::none(); nparts];
             for r in &a.requests {
                 if let Some(any) = r.any {

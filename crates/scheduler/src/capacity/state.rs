@@ -77,7 +77,8 @@ pub struct CsUser {
     pub active_apps: u32,
     /// Applications waiting for activation.
     pub pending_apps: u32,
-    /// Activated applications with an outstanding ask: the user is active while it has one.
+    /// Applications that make the user active (`CsApp::users_active`): it is active while it
+    /// has one.
     pub asking_apps: u32,
     /// By partition: its share of the partition (`used / partition`), as last charged.
     pub ratio: Vec<f32>,
@@ -217,7 +218,7 @@ pub struct CsQueue {
     pub active: Vec<AppId>,
     pub waiting: Vec<AppId>,
     pub users: Users,
-    /// Leaves: users with an activated application that asks for something.
+    /// Leaves: active users (see `CsUser::asking_apps`).
     pub active_users: u32,
     /// The slot no longer belongs to the tree (a reload removed it).
     pub removed: bool,

@@ -12,7 +12,7 @@ use crate::ids::{AppId, PartitionId, QueueId};
 use crate::reason::WaitReason;
 
 impl CapacityScheduler {
-    /// Users of the leaf with an activated application that asks for something.
+    /// Active users of the leaf (YARN's `UsersManager` active users; see `key_starts_asking`).
     pub(crate) fn active_users(&self, leaf: QueueId) -> usize {
         self.q(leaf).active_users as usize
     }

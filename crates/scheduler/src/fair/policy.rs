@@ -182,9 +182,10 @@ impl Calculator {
     }
 }
 
-/// Where a policy may be used: fifo only on leaves; a fair parent may not have a drf child.
+/// Where a policy may be used: fifo only on leaves (YARN's FifoPolicy allows no child at
+/// all); a fair parent may not have a drf child.
 pub fn child_policy_allowed(parent: PolicyKind, child: PolicyKind) -> bool {
-    !(parent == PolicyKind::Fair && child == PolicyKind::Drf)
+    parent != PolicyKind::Fifo && !(parent == PolicyKind::Fair && child == PolicyKind::Drf)
 }
 
 pub fn policy_applicable(policy: PolicyKind, is_leaf: bool) -> bool {

@@ -240,8 +240,7 @@ impl FairScheduler {
         let policy = Self::configured_policy(&self.alloc, &self.q(id).name);
         for child in self.children_in_yarn_order(id).to_vec() {
             let child_policy = Self::configured_policy(&self.alloc, &self.q(child).name);
-            // FifoPolicy allows no child at all.
-            if policy == PolicyKind::Fifo || !child_policy_allowed(policy, child_policy) {
+            if !child_policy_allowed(policy, child_policy) {
                 return Err(format!(
                     "{} cannot be {} under {}, which is {}",
                     self.q(child).name,

@@ -546,10 +546,11 @@ fn result_text(reloads: &[Value]) -> String {
 /// users first, then installs the rules, then reads the top-level default values, whose
 /// errors reject the file only then.
 fn rejected_after_placement(result: &str) -> bool {
-    const READ_AFTER_PLACEMENT: [&str; 8] = [
+    // The legacy top-level `fairSharePreemptionTimeout` is left out: the same name inside a
+    // queue is parsed before the rules, and the message does not say which it was.
+    const READ_AFTER_PLACEMENT: [&str; 7] = [
         "queueMaxResourcesDefault",
         "userMaxAppsDefault",
-        "fairSharePreemptionTimeout",
         "defaultFairSharePreemptionTimeout",
         "defaultMinSharePreemptionTimeout",
         "queueMaxAppsDefault",
