@@ -78,8 +78,6 @@ mod tests {
         while let Some((_, label)) = heap.poll(cmp) {
             out.push(label);
         }
-        assert_eq!(out, JAVA_ORDER);
+        assert_eq!(out, "ebdgacf");
     }
-
-    const JAVA_ORDER: &str = "ebdgacf";
 }

@@ -208,8 +208,8 @@ impl FairScheduler {
     }
 
     /// The update's preemption part: starvation, then identify and act for each starved app,
-    /// in the order YARN's starved-app queue gives them (see `starved_queue`), then the kills whose wait has expired. With a `plan`, it
-    /// records instead of killing.
+    /// in the order YARN's starved-app queue gives them (see `starved_queue`), then the kills
+    /// whose wait has expired. With a `plan`, it records instead of killing.
     pub(crate) fn preempt_with(&mut self, now: Millis, mut plan: Option<&mut PreemptionPlan>) {
         if self.preemption_gate() {
             let mut queue = StarvedQueue::default();

@@ -5,8 +5,8 @@
 //! That comparator is not an order (two apps whose starvations do not fit either way each
 //! come "after" the other), so which app is served first depends on how the binary heap
 //! happened to sift them: insertion order, and the starvation values at the moment of each
-//! comparison. Sorting cannot reproduce it; the heap is kept here as Java keeps it, with the
-//! same sift-up on `offer` and sift-down on `poll`.
+//! comparison. Sorting cannot reproduce it; the heap is kept as Java keeps it
+//! (`java_heap`).
 
 use std::cmp::Ordering;
 

@@ -424,12 +424,13 @@ impl Runner {
             }
             Step::Reload { spec, expect_error } => {
                 let result = self.reload(&spec);
-                let rejected = result.starts_with("rejected");
-                self.record_reload(index, result, expect_error, "reload");
                 // YARN installs a file's placement rules (its own, or without one those the
                 // site properties make) before it parses the top-level values that can reject
                 // it (docs/fidelity.md, known differences).
-                if rejected && spec.allocations.is_some() && rejected_after_placement(&result_text(&self.run.reloads)) {
+                let placement_installed =
+                    result.starts_with("rejected") && spec.allocations.is_some() && rejected_after_placement(&result);
+                self.record_reload(index, result, expect_error, "reload");
+                if placement_installed {
                     if let Some(last) = self.run.reloads.last_mut() {
                         last["placement_rules"] = Value::Bool(true);
                     }
@@ -534,11 +535,6 @@ impl Outcome {
             }
         }
     }
-}
-
-/// The text of the last reload's result.
-fn result_text(reloads: &[Value]) -> String {
-    reloads.last().and_then(|r| r["result"].as_str()).unwrap_or_default().to_string()
 }
 
 /// Whether YARN, rejecting an allocation file for this reason, has already installed its
