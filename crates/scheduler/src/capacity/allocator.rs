@@ -381,6 +381,10 @@ impl CapacityScheduler {
         let a = &self.apps[app.index()];
         let is_am = !a.am_running && !a.unmanaged_am;
         let container = self.start_container(app, node, capability, priority, is_am, label, seq);
+        if seq.is_none() {
+            // A served reservation allocates without `containerAllocated`.
+            self.resort_due(app);
+        }
         self.set_wait(app, None);
         self.counters.containers_allocated += 1;
         container
@@ -425,7 +429,7 @@ impl CapacityScheduler {
             if held.is_some_and(|r| r.resource != ask.capability) {
                 self.counters.reservations_served_resized += 1;
             }
-            self.unreserve(app, node);
+            self.drop_reservation(app, node);
             let container = self.allocate(app, idx, node, kind, ask.capability, held.map(|r| r.seq));
             out.push(Decision::Allocated { app, container, node });
         } else {

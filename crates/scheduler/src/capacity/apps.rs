@@ -59,6 +59,8 @@ impl CapacityScheduler {
             reservations: Vec::new(),
             reservation_peaks: Vec::new(),
             keys: vec![None; nparts],
+            ordered_by: Default::default(),
+            headroom_leaf: None,
             preempted: 0,
             marked: 0,
             wait: None,
@@ -294,6 +296,7 @@ impl CapacityScheduler {
             }
             q = self.queues[id.index()].parent;
         }
+        self.users_changed(leaf);
         let total = self.cluster.partitions[p.index()].total;
         let calc = self.calc;
         let queue = &mut self.queues[leaf.index()];
@@ -314,9 +317,6 @@ impl CapacityScheduler {
             } else {
                 part.active_used.sub_assign(r);
             }
-        }
-        if matches!(queue.settings.app_ordering, fairloom_config::capacity::AppOrdering::Fair { .. }) && !reserved {
-            self.refresh_app_keys(app);
         }
         self.refresh_path(leaf, p);
         if p == PartitionId::DEFAULT {
@@ -393,6 +393,7 @@ impl CapacityScheduler {
         a.live.note_ended(&self.cluster.container_gen);
         if a.queue.is_some() && a.is_alive() {
             self.charge(app, p, resource, false, false);
+            self.resort_due(app);
         }
     }
 
@@ -431,6 +432,7 @@ impl CapacityScheduler {
         }
         self.apps[app.index()].pending = pending;
         self.detach_app_keys(app, leaf);
+        self.forget_resort(app);
         let a = &mut self.apps[app.index()];
         let (slot, am, am_p) = (a.user_slot, a.am_resource, a.am_partition);
         a.activated = false;

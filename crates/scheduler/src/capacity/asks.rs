@@ -115,6 +115,13 @@ impl CapacityScheduler {
                 self.cluster.locations.release_all(names.into_keys());
             }
         }
+        // `demandUpdated`, once the AM container has come (YARN's allocate skips it while
+        // the attempt waits for it): size-based weight sorts by demand.
+        let a = &self.apps[app.index()];
+        if self.size_based(leaf) && (a.am_running || a.unmanaged_am) {
+            self.resort_due(app);
+        }
+        self.headroom_asked(app);
         Ok(())
     }
 
@@ -175,7 +182,7 @@ impl CapacityScheduler {
     /// in `p` started or stopped, the queue path in `p`.
     fn rekey_after_pending(&mut self, app: AppId, p: PartitionId, moved: Moved) {
         let Moved::Path { leaf, app_flip } = moved else { return };
-        if app_flip || self.size_based(leaf) {
+        if app_flip {
             self.refresh_app_keys(app);
         }
         self.refresh_path(leaf, p);
@@ -248,6 +255,7 @@ impl CapacityScheduler {
             for p in 0..self.nparts() {
                 self.unhold(leaf, PartitionId(p as u32));
             }
+            self.users_changed(leaf);
         }
     }
 }

@@ -317,6 +317,7 @@ impl CapacityScheduler {
         if !self.wants(leaf, offer.partition, offer.respect) {
             return Outcome::NONE;
         }
+        self.resort(leaf);
         // Without user weights the limit is the same for every user of the leaf; it is
         // computed once an application passed the queue's check.
         let mut user_limit = None;
@@ -352,7 +353,9 @@ impl CapacityScheduler {
                 }
                 check_queue = looking && !reserved.is_none();
             }
+            self.set_headroom(app, leaf);
             if user_limit.is_none() {
+                self.user_limit_asked(leaf, offer.partition, offer.respect, true);
                 self.publish_limit(leaf, limit);
                 // A held leaf: every application would be refused by the cached user limit
                 // again. It is visited anyway because the visit publishes the limit the AM
@@ -398,6 +401,8 @@ impl CapacityScheduler {
         let Some(first) = first else { return };
         let reserved = self.current_reservation(first);
         if self.queue_limit(leaf, offer, limit, reserved).is_ok() {
+            self.set_headroom(first, leaf);
+            self.user_limit_asked(leaf, offer.partition, offer.respect, true);
             self.publish_limit(leaf, limit);
         }
     }

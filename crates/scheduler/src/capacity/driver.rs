@@ -9,7 +9,7 @@ use crate::cluster::Cluster;
 use crate::driver::{
     AppView, Ask, Counters, Decision, NodeSpec, QueueAcl, QueueSummary, Scheduler, SchedulerError, SubmitSpec,
 };
-use crate::ids::{AppId, ContainerId, NodeId, PartitionId};
+use crate::ids::{AppId, ContainerId, NodeId, PartitionId, QueueId};
 use crate::phases::{PhaseClock, PhaseTimes};
 
 impl CapacityScheduler {
@@ -53,7 +53,21 @@ impl CapacityScheduler {
         self.rebuild_order();
         self.publish_limits();
         for leaf in self.leaves() {
-            self.activate(leaf);
+            self.update_cluster_resource(leaf);
+        }
+    }
+
+    /// A leaf's `updateClusterResource`: activation first, then the users' state changes and
+    /// each activated application's user limit is computed.
+    pub(crate) fn update_cluster_resource(&mut self, leaf: QueueId) {
+        self.activate(leaf);
+        self.users_changed(leaf);
+        let active = self.q(leaf).active.clone();
+        if !active.is_empty() {
+            self.user_limit_asked(leaf, PartitionId::DEFAULT, true, true);
+        }
+        for app in active {
+            self.set_headroom(app, leaf);
         }
     }
 

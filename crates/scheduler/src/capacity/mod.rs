@@ -275,9 +275,11 @@ impl CapacityScheduler {
             Ok(mut next) => {
                 next.phase_clock = std::mem::take(&mut self.phase_clock);
                 *self = next;
+                self.forget_all_resorts();
                 Ok(())
             }
             Err(e) => {
+                self.forget_all_resorts();
                 self.cluster_changed();
                 Err(e)
             }

@@ -10,6 +10,9 @@ use std::cmp::Reverse;
 
 use fairloom_config::capacity::{AppOrdering, QueueOrdering};
 
+use fairloom_model::Millis;
+
+use super::state::OrderedBy;
 use super::CapacityScheduler;
 use crate::ids::{AppId, PartitionId, QueueId};
 
@@ -48,10 +51,14 @@ pub struct ChildKey {
     pub id: QueueId,
 }
 
-/// An application's place in its leaf: fifo by priority then submission, fair by usage.
+/// An application's place in its leaf: fifo by priority then submission; fair
+/// (FairOrderingPolicy) by usage as of its last re-sort (see [`OrderedBy`]), then start time,
+/// then those with some demand before those with none, then submission.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct AppKey {
     major: u64,
+    start: Millis,
+    no_demand: bool,
     submission: u32,
     pub app: AppId,
 }
@@ -73,23 +80,100 @@ impl CapacityScheduler {
         }
     }
 
+    /// The app's place in its leaf's order, as the order holds it.
     pub(crate) fn app_key(&self, app: AppId) -> AppKey {
+        self.app_key_by(app, self.apps[app.index()].ordered_by)
+    }
+
+    /// The app's place once a re-sort due now were done (what the preemption pass, which
+    /// re-sorts first, sees).
+    pub(crate) fn app_key_resorted(&self, app: AppId) -> AppKey {
+        let a = &self.apps[app.index()];
+        let by = if a.ordered_by.due { self.ordered_by_now(app) } else { a.ordered_by };
+        self.app_key_by(app, by)
+    }
+
+    fn app_key_by(&self, app: AppId, by: OrderedBy) -> AppKey {
         let a = &self.apps[app.index()];
         let leaf = a.queue.expect("an ordered app has a queue");
-        let major = match self.queues[leaf.index()].settings.app_ordering {
-            AppOrdering::Fifo => (i64::from(i32::MAX) - i64::from(a.priority)) as u64,
+        match self.queues[leaf.index()].settings.app_ordering {
+            AppOrdering::Fifo => AppKey {
+                major: (i64::from(i32::MAX) - i64::from(a.priority)) as u64,
+                start: 0,
+                no_demand: false,
+                submission: a.yarn_id.id,
+                app,
+            },
             AppOrdering::Fair { size_based_weight } => {
-                let used = a.usage.memory() as f64;
-                let magnitude = if size_based_weight {
-                    let demand = (a.usage.memory() + a.total_pending().memory()) as f64;
-                    used / (demand.ln_1p() / std::f64::consts::LN_2)
-                } else {
-                    used
-                };
-                ordered64(magnitude)
+                let used = by.used_mb as f64;
+                let mut magnitude = used;
+                if size_based_weight && used != 0.0 {
+                    let weight = (by.demand_mb() as f64).ln_1p() / std::f64::consts::LN_2;
+                    if weight != 0.0 {
+                        magnitude = used / weight;
+                    }
+                }
+                AppKey {
+                    major: ordered64(magnitude),
+                    start: a.start_time,
+                    no_demand: by.demand_mb() == 0,
+                    submission: a.yarn_id.id,
+                    app,
+                }
             }
-        };
-        AppKey { major, submission: a.yarn_id.id, app }
+        }
+    }
+
+    /// `updateSchedulingResourceUsage`: the app's usage and pending now.
+    fn ordered_by_now(&self, app: AppId) -> OrderedBy {
+        let a = &self.apps[app.index()];
+        OrderedBy { used_mb: a.usage.memory(), pending_mb: a.total_pending().memory(), due: false }
+    }
+
+    /// `containerAllocated`, `containerReleased` (and `demandUpdated` with size-based
+    /// weight): an activated app of a fair-ordered leaf is re-sorted at the leaf's next pass.
+    pub(crate) fn resort_due(&mut self, app: AppId) {
+        let a = &self.apps[app.index()];
+        let Some(leaf) = a.queue else { return };
+        if !a.activated || a.ordered_by.due {
+            return;
+        }
+        if !matches!(self.queues[leaf.index()].settings.app_ordering, AppOrdering::Fair { .. }) {
+            return;
+        }
+        self.apps[app.index()].ordered_by.due = true;
+        self.queues[leaf.index()].reorder.push(app);
+    }
+
+    /// `reorderScheduleEntities`, at the start of the leaf's assignment or preemption pass:
+    /// the due apps take their usage and pending now and their new places.
+    pub(crate) fn resort(&mut self, leaf: QueueId) {
+        if self.queues[leaf.index()].reorder.is_empty() {
+            return;
+        }
+        for app in std::mem::take(&mut self.queues[leaf.index()].reorder) {
+            let a = &self.apps[app.index()];
+            if a.id != app || !a.ordered_by.due || a.queue != Some(leaf) {
+                continue;
+            }
+            self.apps[app.index()].ordered_by = self.ordered_by_now(app);
+            self.refresh_app_keys(app);
+        }
+    }
+
+    /// The app leaves its leaf's ordering policy (finished, moved): a re-sort due goes with it.
+    pub(crate) fn forget_resort(&mut self, app: AppId) {
+        self.apps[app.index()].ordered_by.due = false;
+    }
+
+    /// A refresh gives every leaf a new ordering policy, which knows nothing of the re-sorts
+    /// the old one had due (`setOrderingPolicy` copies the applications, not the list).
+    pub(crate) fn forget_all_resorts(&mut self) {
+        for q in 0..self.queues.len() {
+            for app in std::mem::take(&mut self.queues[q].reorder) {
+                self.apps[app.index()].ordered_by.due = false;
+            }
+        }
     }
 
     /// Whether `q` belongs in its parent's kept order for partition `p`: a leaf that has

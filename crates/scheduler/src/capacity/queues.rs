@@ -8,7 +8,7 @@ use fairloom_config::capacity::{CapacityValue, MaxCapacityValue, QueueOrdering};
 use fairloom_config::{CapacityConfig, ConfigError};
 use fairloom_model::Resource;
 
-use super::state::{CsQueue, QueuePart};
+use super::state::{CsQueue, QueuePart, UsersCount};
 use super::CapacityScheduler;
 use crate::cluster::hash_order;
 use crate::driver::AppState;
@@ -47,8 +47,10 @@ impl CapacityScheduler {
                 parts: vec![QueuePart::default(); nparts],
                 active: Vec::new(),
                 waiting: Vec::new(),
+                reorder: Vec::new(),
                 users: Default::default(),
                 active_users: 0,
+                users_count: Default::default(),
                 removed: false,
                 published_limit: Resource::none(),
             });
@@ -92,8 +94,11 @@ impl CapacityScheduler {
     /// Replace the tree by `conf`'s, keeping every application in the queue of the same path.
     pub(crate) fn rebuild_tree(&mut self, conf: &CapacityConfig) -> Result<(), SchedulerError> {
         let old: HashMap<QueueId, String> = self.queues().map(|(id, q)| (id, q.name.clone())).collect();
-        let old_lists: HashMap<String, (Vec<_>, Vec<_>)> =
-            self.queues().map(|(_, q)| (q.name.clone(), (q.active.clone(), q.waiting.clone()))).collect();
+        // A leaf that stays keeps its applications and its `UsersManager`'s version state.
+        let old_lists: HashMap<String, (Vec<_>, Vec<_>, UsersCount)> = self
+            .queues()
+            .map(|(_, q)| (q.name.clone(), (q.active.clone(), q.waiting.clone(), q.users_count.clone())))
+            .collect();
         let old_children: HashMap<String, Vec<String>> = self
             .queues()
             .filter(|(_, q)| !q.leaf)
@@ -107,11 +112,12 @@ impl CapacityScheduler {
                 a.queue = self.queue_index.get(path).copied();
             }
         }
-        for (path, (active, waiting)) in old_lists {
+        for (path, (active, waiting, users_count)) in old_lists {
             if let Some(&id) = self.queue_index.get(&path) {
                 let q = &mut self.queues[id.index()];
                 q.active = active;
                 q.waiting = waiting;
+                q.users_count = users_count;
             }
         }
         self.rebuild_aggregates();
@@ -119,7 +125,9 @@ impl CapacityScheduler {
         self.publish_limits();
         for leaf in self.leaves() {
             self.sort_active(leaf);
-            self.activate(leaf);
+            // setupQueueConfigs' `updateUserWeights`, then `updateClusterResource`.
+            self.users_changed(leaf);
+            self.update_cluster_resource(leaf);
         }
         Ok(())
     }

@@ -26,6 +26,7 @@ impl CapacityScheduler {
         }
         self.cluster.nodes[node.index()].reservation = Some(Reservation { app, priority, resource, seq });
         self.charge(app, p, resource, true, true);
+        self.resort_due(app);
         self.counters.reservations_made += 1;
     }
 
@@ -62,8 +63,18 @@ impl CapacityScheduler {
         order
     }
 
-    /// Drop `app`'s reservation on `node`.
+    /// Drop `app`'s reservation on `node`: given back, a release as YARN's `completedContainer`
+    /// counts one.
     pub(crate) fn unreserve(&mut self, app: AppId, node: NodeId) {
+        self.drop_reservation(app, node);
+        if self.apps[app.index()].is_alive() {
+            self.resort_due(app);
+        }
+    }
+
+    /// Drop `app`'s reservation on `node` for the container that serves it: no release of
+    /// its own (YARN turns the reserved container into the allocated one).
+    pub(crate) fn drop_reservation(&mut self, app: AppId, node: NodeId) {
         let n = &mut self.cluster.nodes[node.index()];
         if n.reservation.is_some_and(|r| r.app == app) {
             n.reservation = None;

@@ -66,6 +66,22 @@ pub struct QueuePart {
     pub all_users_held: bool,
 }
 
+/// YARN's `UsersManager.getNumActiveUsers`, which the user AM limit divides by, is the active
+/// users plus `activeUsersWithOnlyPendingApps`, and the second is a count taken only when a
+/// user limit is computed afresh: a computation for a (partition, mode, active-or-all) whose
+/// last one saw an older version of the users' state (a user's usage changed, a user became
+/// active or inactive, the cluster or the configuration changed). A user whose first
+/// application was just submitted is not counted until then.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UsersCount {
+    /// `latestVersionOfUsersState`.
+    pub version: u64,
+    /// By (partition, mode, active or all): the version its last computation saw.
+    pub seen: Vec<Option<u64>>,
+    /// `activeUsersWithOnlyPendingApps` as last counted.
+    pub waiting_only: u32,
+}
+
 /// One user of a leaf queue.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CsUser {
@@ -217,9 +233,14 @@ pub struct CsQueue {
     /// Leaves: activated applications, and applications waiting for activation.
     pub active: Vec<AppId>,
     pub waiting: Vec<AppId>,
+    /// Leaves with fair ordering: applications whose re-sort is due (see [`OrderedBy`]).
+    pub reorder: Vec<AppId>,
     pub users: Users,
     /// Leaves: active users (see `CsUser::asking_apps`).
     pub active_users: u32,
+    /// Leaves: YARN's `UsersManager` state version and what was counted at its last user-limit
+    /// computation (see [`UsersCount`]).
+    pub users_count: UsersCount,
     /// The slot no longer belongs to the tree (a reload removed it).
     pub removed: bool,
     /// Leaves: the limit the queue last worked under in the default partition, as YARN
@@ -312,6 +333,28 @@ pub struct HeldReservation {
     pub since: Millis,
 }
 
+/// YARN's FairOrderingPolicy sorts applications by a copy of their usage and pending
+/// (`ResourceUsage`'s cached used and pending, memory), taken when the application is
+/// re-sorted: at the leaf's next assignment or preemption pass after one of its containers
+/// was allocated, reserved or released (`entitiesToReorder`). Between re-sorts the
+/// application keeps its old place, whatever its usage does meanwhile: a served reservation,
+/// a recovered container or a move re-sort nothing, and a reload's new policy object forgets
+/// the re-sorts still due.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OrderedBy {
+    pub used_mb: i64,
+    pub pending_mb: i64,
+    /// A re-sort is due (the leaf lists it in its `reorder`).
+    pub due: bool,
+}
+
+impl OrderedBy {
+    /// `getCachedDemand`: cached used plus cached pending.
+    pub fn demand_mb(&self) -> i64 {
+        self.used_mb + self.pending_mb
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct CsApp {
     pub id: AppId,
@@ -359,6 +402,11 @@ pub struct CsApp {
     pub reservation_peaks: Vec<(i32, usize)>,
     /// By partition: its key in its leaf's order, while it is in it.
     pub keys: Vec<Option<super::order::AppKey>>,
+    /// What a fair-ordered leaf sorts it by: usage and pending as of its last re-sort.
+    pub ordered_by: OrderedBy,
+    /// The leaf whose user limit the app's headroom is computed from (YARN's headroom
+    /// provider, set when a user limit was computed for the app; an AM heartbeat asks it).
+    pub headroom_leaf: Option<QueueId>,
     pub preempted: u32,
     pub marked: u32,
     /// Why the app waits, as last recorded, and when (the scheduler's wait sequence): read

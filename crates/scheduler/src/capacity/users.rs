@@ -17,9 +17,56 @@ impl CapacityScheduler {
         self.q(leaf).active_users as usize
     }
 
-    /// `getNumActiveUsers`: active users, and users whose applications all wait for activation.
+    /// `getNumActiveUsers`: active users, and users whose applications all wait for
+    /// activation as last counted (see [`UsersCount`]).
     fn users_for_am_limit(&self, leaf: QueueId) -> usize {
-        self.active_users(leaf) + self.q(leaf).users.iter().filter(|u| u.pending_apps > 0 && u.active_apps == 0).count()
+        self.active_users(leaf) + self.q(leaf).users_count.waiting_only as usize
+    }
+
+    /// `userLimitNeedsRecompute`: the users' state of `leaf` changed.
+    pub(crate) fn users_changed(&mut self, leaf: QueueId) {
+        self.queues[leaf.index()].users_count.version += 1;
+    }
+
+    /// A user limit of `leaf` is asked for (`getComputedResourceLimitFor{Active,All}Users`):
+    /// computed afresh when the users' state changed since the last one for the same
+    /// partition, mode and users, and with it the users whose applications all wait are
+    /// counted again.
+    pub(crate) fn user_limit_asked(&mut self, leaf: QueueId, p: PartitionId, respect: bool, active: bool) {
+        let q = &mut self.queues[leaf.index()];
+        let at = p.index() * 4 + usize::from(respect) * 2 + usize::from(active);
+        if q.users_count.seen.len() <= at {
+            q.users_count.seen.resize(at + 1, None);
+        }
+        if q.users_count.seen[at] == Some(q.users_count.version) {
+            return;
+        }
+        q.users_count.seen[at] = Some(q.users_count.version);
+        q.users_count.waiting_only = q.users.iter().filter(|u| u.pending_apps > 0 && u.active_apps == 0).count() as u32;
+    }
+
+    /// `computeUserLimitAndSetHeadroom` for `app` in `leaf`: its headroom reads the leaf's user
+    /// limit from now on.
+    pub(crate) fn set_headroom(&mut self, app: AppId, leaf: QueueId) {
+        self.apps[app.index()].headroom_leaf = Some(leaf);
+    }
+
+    /// The AM's heartbeat (`allocate`) returns the app's headroom, which asks its leaf's user
+    /// limit in each partition it asks in (the default one when none).
+    pub(crate) fn headroom_asked(&mut self, app: AppId) {
+        let Some(leaf) = self.apps[app.index()].headroom_leaf else { return };
+        if self.queues[leaf.index()].removed {
+            return;
+        }
+        let mut parts: Vec<PartitionId> = self.apps[app.index()].requests.iter().map(|r| r.label).collect();
+        parts.sort();
+        parts.dedup();
+        if parts.is_empty() {
+            parts.push(PartitionId::DEFAULT);
+        }
+        for p in parts {
+            self.user_limit_asked(leaf, p, true, true);
+        }
     }
 
     /// The user limit in partition `p` (`computeUserLimit`, active users): a share of the

@@ -243,7 +243,25 @@ impl CapacityScheduler {
 
     /// Run one round and apply it: announce, kill after the wait, drop reservations.
     pub(crate) fn preemption_round(&mut self, now: Millis) {
+        // The policy's snapshot asks every leaf with activated applications for its users'
+        // limits (`getTotalPendingResourcesConsideringUserLimit`).
+        let leaves: Vec<QueueId> =
+            self.queues().filter(|(_, q)| q.leaf && !q.active.is_empty()).map(|(id, _)| id).collect();
+        for leaf in leaves {
+            for p in self.partitions().collect::<Vec<_>>() {
+                if self.q(leaf).parts[p.index()].accessible {
+                    self.user_limit_asked(leaf, p, true, true);
+                }
+            }
+        }
         let decisions = self.compute_round(now);
+        // The FIFO selector asked every preemptable leaf for its preemption iterator, which
+        // re-sorted the applications due (the round saw them re-sorted: `temp_leaf`).
+        let leaves: Vec<QueueId> =
+            self.queues().filter(|(_, q)| q.leaf && !q.settings.preemption_disabled).map(|(id, _)| id).collect();
+        for leaf in leaves {
+            self.resort(leaf);
+        }
         self.monitor.counters.rounds += 1;
         self.monitor.last = decisions.last;
         if self.policy.observe_only {

@@ -237,10 +237,8 @@ impl CapacityScheduler {
         let q = self.q(leaf);
         let mut order = q.active.clone();
         if let fairloom_config::capacity::AppOrdering::Fair { .. } = q.settings.app_ordering {
-            order.sort_by(|&a, &b| {
-                let (x, y) = (&self.apps[a.index()], &self.apps[b.index()]);
-                x.usage.memory().cmp(&y.usage.memory()).then(x.yarn_id.id.cmp(&y.yarn_id.id))
-            });
+            // The FIFO selector's pass re-sorts first (`getPreemptionIterator`).
+            order.sort_by_cached_key(|&a| self.app_key_resorted(a));
         }
         order.extend(q.waiting.iter().copied());
         let apps = order

@@ -1,7 +1,9 @@
 package dev.fairloom.oracle;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.lang.reflect.Field;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
@@ -103,6 +105,42 @@ final class CapacityDriver extends Driver {
       return e.getMessage();
     }
     return addApp(app, asc, placement);
+  }
+
+  /**
+   * SchedulerApplicationAttempt stamps its start time from SystemClock, the wall clock, which
+   * the Capacity Scheduler's FairOrderingPolicy compares (after usage, before pending demand):
+   * two applications submitted in one step would tie in one run and not in the next. The
+   * attempt takes the scenario's clock instead, as the Fair Scheduler's attempts do; it is
+   * taken out of its leaf's ordering set and put back so that the set stays sorted.
+   */
+  @Override
+  void attemptAdded(App app) throws Exception {
+    FiCaSchedulerApp attempt = cs.getApplicationAttempt(app.attempt);
+    if (attempt == null) {
+      return;
+    }
+    Collection<FiCaSchedulerApp> ordered =
+        attempt.getQueue() instanceof AbstractLeafQueue
+            ? ((AbstractLeafQueue) attempt.getQueue()).getOrderingPolicy().getSchedulableEntities()
+            : null;
+    boolean active = ordered != null && ordered.remove(attempt);
+    START_TIME.setLong(attempt, clock.getTime());
+    if (active) {
+      ordered.add(attempt);
+    }
+  }
+
+  private static final Field START_TIME = startTimeField();
+
+  private static Field startTimeField() {
+    try {
+      Field f = SchedulerApplicationAttempt.class.getDeclaredField("startTime");
+      f.setAccessible(true);
+      return f;
+    } catch (NoSuchFieldException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   @Override

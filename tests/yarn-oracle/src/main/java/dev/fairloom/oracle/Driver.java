@@ -560,11 +560,15 @@ abstract class Driver {
     }
     scheduler().handle(new AppAttemptAddedSchedulerEvent(app.attempt, false));
     deliverSchedulerEvents();
+    attemptAdded(app);
     if (amRequests != null) {
       // RMAppAttemptImpl's ScheduleTransition: the AM container's ask, priority 0 on *.
       allocate(app, new ArrayList<>(amRequests), Collections.emptyList());
     }
   }
+
+  /** After the attempt was added: what a scheduler needs pinned to the scenario's clock. */
+  void attemptAdded(App app) throws Exception {}
 
   /** Hands the AddApp event to the scheduler and collects a rejection from the dispatcher. */
   String addApp(App app, ApplicationSubmissionContext asc, ApplicationPlacementContext placement) {
