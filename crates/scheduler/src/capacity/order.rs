@@ -38,11 +38,13 @@ fn ordered64(x: f64) -> u64 {
     }
 }
 
-/// A child's place among its siblings (PriorityUtilizationQueueOrderingPolicy): under its
-/// guarantee before over (priority-utilization only), higher priority first, less used
-/// capacity first, larger absolute capacity first, configuration order.
+/// A child's place among its siblings (PriorityUtilizationQueueOrderingPolicy): with a
+/// capacity before without, under its guarantee before over (priority-utilization only),
+/// higher priority first, less used capacity first, larger absolute capacity first,
+/// configuration order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ChildKey {
+    zero_capacity: bool,
     over: bool,
     priority: Reverse<i32>,
     used: u32,
@@ -69,8 +71,9 @@ impl CapacityScheduler {
         let by_priority = queue.parent.is_some_and(|parent| {
             self.queues[parent.index()].settings.queue_ordering == QueueOrdering::PriorityUtilization
         });
-        let used = self.used_capacity(q, p);
+        let (zero_capacity, used) = self.ordering_used(q, p);
         ChildKey {
+            zero_capacity,
             over: by_priority && used >= 1.0,
             priority: Reverse(if by_priority { queue.settings.priority } else { 0 }),
             used: ordered(used),

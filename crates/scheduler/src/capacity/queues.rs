@@ -347,33 +347,50 @@ impl CapacityScheduler {
         self.calc.divide(&total, &part.used, &guaranteed)
     }
 
+    /// What a parent's ordering compares a child by (`PriorityQueueComparator`): a child with
+    /// a positive absolute capacity goes before one without (the flag), and two without
+    /// compare their absolute used capacity (`used / partition`) instead of the used one.
+    pub(crate) fn ordering_used(&self, q: QueueId, p: PartitionId) -> (bool, f32) {
+        let part = &self.queues[q.index()].parts[p.index()];
+        if part.abs_capacity > 0.0 {
+            return (false, self.used_capacity(q, p));
+        }
+        let total = self.cluster.partitions[p.index()].total;
+        if !self.calc.positive(&self.cluster.total, &total) {
+            return (true, 0.0);
+        }
+        (true, self.calc.divide(&total, &part.used, &total))
+    }
+
     /// The children of `parent` that may get something in partition `p`, in the parent's
     /// ordering policy: under-guarantee first and then by priority (priority-utilization),
-    /// least used capacity, larger guarantee, configuration order.
+    /// least used capacity, larger guarantee, configuration order; children with no capacity
+    /// after the others (see [`Self::ordering_used`]).
     pub(crate) fn sorted_children(&self, parent: QueueId, p: PartitionId, respect: bool) -> Vec<QueueId> {
         let q = &self.queues[parent.index()];
         let by_priority = q.settings.queue_ordering == QueueOrdering::PriorityUtilization;
-        let mut keyed: Vec<(bool, bool, i32, f32, f32, usize, QueueId)> = q
+        let mut keyed: Vec<(bool, bool, bool, i32, f32, f32, usize, QueueId)> = q
             .children
             .iter()
             .enumerate()
             .filter(|(_, &c)| self.wants(c, p, respect))
             .map(|(i, &c)| {
                 let part = &self.queues[c.index()].parts[p.index()];
-                let used = self.used_capacity(c, p);
+                let (zero, used) = self.ordering_used(c, p);
                 let prio = if by_priority { self.queues[c.index()].settings.priority } else { 0 };
-                (!part.accessible, by_priority && used >= 1.0, -prio, used, -part.abs_capacity, i, c)
+                (!part.accessible, zero, by_priority && used >= 1.0, -prio, used, -part.abs_capacity, i, c)
             })
             .collect();
         keyed.sort_by(|a, b| {
             a.0.cmp(&b.0)
                 .then(a.1.cmp(&b.1))
                 .then(a.2.cmp(&b.2))
-                .then(a.3.total_cmp(&b.3))
+                .then(a.3.cmp(&b.3))
                 .then(a.4.total_cmp(&b.4))
-                .then(a.5.cmp(&b.5))
+                .then(a.5.total_cmp(&b.5))
+                .then(a.6.cmp(&b.6))
         });
-        keyed.into_iter().map(|k| k.6).collect()
+        keyed.into_iter().map(|k| k.7).collect()
     }
 
     /// A queue with pending demand that the walk must visit (YARN's `hasPendingResourceRequest`
