@@ -22,6 +22,10 @@ fn config_error(message: String) -> SchedulerError {
     SchedulerError::Config(ConfigError::new(message).in_file("capacity-scheduler"))
 }
 
+/// A child's sort key in [`CapacityScheduler::sorted_children`]: inaccessible, no capacity,
+/// over its guarantee, priority, used, capacity, configuration position, the child.
+type SortKey = (bool, bool, bool, i32, f32, f32, usize, QueueId);
+
 impl CapacityScheduler {
     /// Build the tree from `conf` (queue ids are configuration indices: parents first).
     pub(crate) fn build_tree(&mut self, conf: &CapacityConfig) -> Result<(), SchedulerError> {
@@ -369,7 +373,7 @@ impl CapacityScheduler {
     pub(crate) fn sorted_children(&self, parent: QueueId, p: PartitionId, respect: bool) -> Vec<QueueId> {
         let q = &self.queues[parent.index()];
         let by_priority = q.settings.queue_ordering == QueueOrdering::PriorityUtilization;
-        let mut keyed: Vec<(bool, bool, bool, i32, f32, f32, usize, QueueId)> = q
+        let mut keyed: Vec<SortKey> = q
             .children
             .iter()
             .enumerate()
