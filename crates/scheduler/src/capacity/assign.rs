@@ -93,6 +93,15 @@ impl Shut {
     }
 }
 
+/// What the idle applications ahead of the first asking one decide (see
+/// `idle_apps_queue_check`).
+enum IdleCheck {
+    /// One of them failed the queue check under this limit: the leaf's turn ends.
+    Stop(Resource),
+    /// The asking applications decide, as before.
+    Undecided,
+}
+
 impl CapacityScheduler {
     /// A NodeManager heartbeat: reported completions first, then allocation on the node.
     pub fn node_heartbeat_into(
@@ -326,6 +335,15 @@ impl CapacityScheduler {
         let mut check_queue = true;
         let incremental = self.incremental();
         let mut all_held = true;
+        if looking {
+            match self.idle_apps_queue_check(leaf, offer, limit, p) {
+                IdleCheck::Stop(current) => {
+                    self.note_queue_limit(leaf, p, current);
+                    return Outcome::NONE;
+                }
+                IdleCheck::Undecided => {}
+            }
+        }
         let sorted = if incremental { Vec::new() } else { self.sorted_apps(leaf, p) };
         let mut after = None;
         let mut i = 0;
@@ -387,6 +405,44 @@ impl CapacityScheduler {
             self.hold(leaf, p);
         }
         Outcome::NONE
+    }
+
+    /// The queue check over the applications that ask for nothing in `p` ahead of the first
+    /// one that does: YARN's loop walks every activated application, and while the check is
+    /// still due an idle one stops the leaf as an asking one would. It matters only when the
+    /// leaf is at its limit and continue-looking could let an application with a reservation
+    /// through: an idle one without a reservation ahead of it ends the leaf's turn. (An idle
+    /// one that passes with a reservation publishes the limit as an asking one would.)
+    fn idle_apps_queue_check(&mut self, leaf: QueueId, offer: Offer, limit: Resource, p: PartitionId) -> IdleCheck {
+        // Passing without a reservation, or nothing reserved in the leaf for the check to
+        // give back: every application gets the answer the first asking one gets.
+        if self.q(leaf).parts[PartitionId::DEFAULT.index()].reserved.is_none()
+            || self.queue_limit(leaf, offer, limit, Resource::none()).is_ok()
+        {
+            return IdleCheck::Undecided;
+        }
+        let q = self.q(leaf);
+        let order: Vec<AppId> = match q.settings.app_ordering {
+            AppOrdering::Fair { .. } => {
+                let mut all = q.active.clone();
+                all.sort_by_cached_key(|&a| self.app_key(a));
+                all
+            }
+            AppOrdering::Fifo => q.active.clone(),
+        };
+        for app in order {
+            if self.apps[app.index()].pending[p.index()].any_positive() {
+                return IdleCheck::Undecided;
+            }
+            let reserved = self.current_reservation(app);
+            if let Err(current) = self.queue_limit(leaf, offer, limit, reserved) {
+                return IdleCheck::Stop(current);
+            }
+            self.set_headroom(app, leaf);
+            self.user_limit_asked(leaf, offer.partition, offer.respect, true);
+            self.publish_limit(leaf, limit);
+        }
+        IdleCheck::Undecided
     }
 
     /// A leaf visited for its waiting applications' asks, none of its activated ones asking:
