@@ -374,7 +374,6 @@ impl CapacityScheduler {
             NodeType::RackLocal => dec(rack),
             NodeType::OffSwitch => {}
         }
-        r.re_reservations = 0;
         if let Some(any) = r.any.filter(|a| a.count > 0) {
             self.set_any(app, idx, Some(LocalityAsk { count: any.count - 1, ..any }), label);
         }

@@ -25,6 +25,7 @@ impl CapacityScheduler {
             None => a.reservation_peaks.push((priority, held)),
         }
         self.cluster.nodes[node.index()].reservation = Some(Reservation { app, priority, resource, seq });
+        self.reset_re_reservations(app, priority);
         self.charge(app, p, resource, true, true);
         self.resort_due(app);
         self.counters.reservations_made += 1;
@@ -63,6 +64,14 @@ impl CapacityScheduler {
         order
     }
 
+    /// YARN counts re-reservations per request key from its last new reservation or
+    /// unreservation there (`resetReReservations`); an allocation leaves the count alone.
+    fn reset_re_reservations(&mut self, app: AppId, priority: i32) {
+        if let Some(idx) = self.apps[app.index()].request(priority) {
+            self.apps[app.index()].requests[idx].re_reservations = 0;
+        }
+    }
+
     /// Drop `app`'s reservation on `node`: given back, a release as YARN's `completedContainer`
     /// counts one.
     pub(crate) fn unreserve(&mut self, app: AppId, node: NodeId) {
@@ -88,6 +97,8 @@ impl CapacityScheduler {
             a.reservation_peaks.retain(|(k, _)| *k != held.priority);
         }
         a.reserved[held.partition.index()].sub_assign(held.resource);
+        self.reset_re_reservations(app, held.priority);
+        let a = &self.apps[app.index()];
         if a.queue.is_some() && a.is_alive() {
             self.charge(app, held.partition, held.resource, false, true);
         }
