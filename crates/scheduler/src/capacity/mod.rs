@@ -280,6 +280,7 @@ impl CapacityScheduler {
             }
             Err(e) => {
                 self.forget_all_resorts();
+                self.reorder_children_as_reinitialised();
                 self.cluster_changed();
                 Err(e)
             }

@@ -136,6 +136,18 @@ impl CapacityScheduler {
         Ok(())
     }
 
+    /// A refresh that failed while building the new queues re-initialises the old ones
+    /// (`reinitialize`'s catch), which puts each parent's children in the same map order as
+    /// a refresh that applies.
+    pub(crate) fn reorder_children_as_reinitialised(&mut self) {
+        let current: HashMap<String, Vec<String>> = self
+            .queues()
+            .filter(|(_, q)| !q.leaf)
+            .map(|(_, q)| (q.name.clone(), q.children.iter().map(|&c| self.q(c).name.clone()).collect()))
+            .collect();
+        self.reorder_children_after_reload(&current);
+    }
+
     /// A refresh leaves each parent that was a parent before with its children in the order
     /// of a `HashMap` keyed by queue path (`AbstractParentQueue.reinitialize`): the children it
     /// had, in their order, then the new ones in the new configuration's map order; the ones
