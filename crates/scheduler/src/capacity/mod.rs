@@ -303,7 +303,8 @@ impl CapacityScheduler {
         next.setup = setup;
         next.props = props;
         next.policy = policy;
-        next.calc = Calc::new(conf.calculator, next.props.resource_types.len());
+        // The calculator stays the one the scheduler started with: YARN's CapacityScheduler
+        // sets it in initScheduler only, and every queue, old or new, takes the scheduler's.
         next.max_app_priority = max_app_priority;
         next.acl_enabled = acl_enabled;
         next.rebuild_tree(&conf)?;
