@@ -316,7 +316,9 @@ pub trait Scheduler {
                 !c.is_am && node.is_none_or(|n| c.node == n)
             })
             .collect();
-        live.sort_by_key(|&c| std::cmp::Reverse(cluster.container(c).seq));
+        // The app's live list is in allocation order. Not by number: a Capacity container
+        // that serves a reservation takes the reservation's number, older than its allocation.
+        live.reverse();
         live.truncate(count);
         live
     }
