@@ -171,11 +171,14 @@ impl CapacityScheduler {
 
     /// A refresh gives every leaf a new ordering policy, which knows nothing of the re-sorts
     /// the old one had due (`setOrderingPolicy` copies the applications, not the list).
+    /// (The queues may be new objects already, their lists empty: the apps are cleared
+    /// directly.)
     pub(crate) fn forget_all_resorts(&mut self) {
-        for q in 0..self.queues.len() {
-            for app in std::mem::take(&mut self.queues[q].reorder) {
-                self.apps[app.index()].ordered_by.due = false;
-            }
+        for q in &mut self.queues {
+            q.reorder.clear();
+        }
+        for a in &mut self.apps {
+            a.ordered_by.due = false;
         }
     }
 
