@@ -5,6 +5,7 @@
 use fairloom_model::{Resource, MAX_RESOURCE_TYPES};
 
 use super::super::CapacityScheduler;
+use crate::cluster::hash_order;
 use crate::ids::{AppId, ContainerId, NodeId, PartitionId, QueueId};
 
 /// One queue in one partition.
@@ -218,7 +219,7 @@ impl CapacityScheduler {
             }
             queues.push(tqs);
         }
-        let leaves: Vec<QueueId> = self.queues().filter(|(_, q)| q.leaf).map(|(id, _)| id).collect();
+        let leaves = self.policy_leaf_order(super::super::ROOT);
         let mut apps = vec![TempLeaf::default(); self.queues.len()];
         for &leaf in &leaves {
             apps[leaf.index()] = self.temp_leaf(leaf);
@@ -231,6 +232,20 @@ impl CapacityScheduler {
             minimum_allocation: self.props.minimum_allocation,
             under_served: Vec::new(),
         }
+    }
+
+    /// The leaves under `q` in the order the policy walks them (`getLeafQueueNames`): each
+    /// parent gathers its children's leaf paths, child by child, into a `HashSet` of its own,
+    /// and the root's set is copied as it iterates. The order decides which queue spends the
+    /// round's budget first.
+    fn policy_leaf_order(&self, q: QueueId) -> Vec<QueueId> {
+        let queue = self.q(q);
+        if queue.leaf || queue.children.is_empty() {
+            return vec![q];
+        }
+        let gathered: Vec<QueueId> = queue.children.iter().flat_map(|&c| self.policy_leaf_order(c)).collect();
+        let names: Vec<&str> = gathered.iter().map(|&l| self.q(l).name.as_str()).collect();
+        hash_order::string_map_order(&names).into_iter().map(|i| gathered[i]).collect()
     }
 
     fn temp_leaf(&self, leaf: QueueId) -> TempLeaf {
