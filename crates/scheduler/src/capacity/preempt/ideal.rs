@@ -149,7 +149,10 @@ fn need_key(calc: &Calc, tot: &Resource, ideal: &Resource, guaranteed: &Resource
 }
 
 /// Hand `unassigned` to `queues` (weighted by guarantee, or uniformly), most under-served
-/// first; returns what is left.
+/// first; returns what YARN's caller then holds as left: its `unassigned` object takes the
+/// initial assignments and the first offer only, because `computeFixpointAllocation` then
+/// rebinds its parameter to a new object (`componentwiseMax`) and takes the later offers
+/// from that one. So the zero-guarantee pass may hand out what the others already took.
 #[allow(clippy::too_many_arguments)]
 fn fixpoint(
     snap: &mut Snapshot,
@@ -187,6 +190,8 @@ fn fixpoint(
             y.relative_priority,
         )
     };
+    let mut seen_by_caller = unassigned;
+    let mut first_offer = true;
     while !heap.is_empty() && calc.gt(&tot, &unassigned, &none) {
         normalise(snap, calc, p, &heap, uniform);
         heap.sort_by(|&a, &b| order(snap, a, b).then(a.cmp(&b)));
@@ -204,10 +209,14 @@ fn fixpoint(
             if calc.gt(&tot, &accepted, &none) {
                 heap.push(q);
             }
+            if first_offer {
+                seen_by_caller = seen_by_caller.saturating_sub(accepted);
+                first_offer = false;
+            }
             unassigned = unassigned.saturating_sub(accepted).componentwise_max(none);
         }
     }
-    unassigned
+    seen_by_caller
 }
 
 /// Each heap member's share (`resetCapacity`), per resource type: an equal share when
