@@ -223,10 +223,14 @@ impl CapacityScheduler {
                     }
                     match c.maximum {
                         MaxCapacityValue::Percent(x) => maximum = x / 100.0,
-                        MaxCapacityValue::Absolute(r) => {
+                        // YARN 3.4 (legacy queue mode) honours an absolute maximum only on a
+                        // queue whose capacity is absolute too (`updateEffectiveResources`);
+                        // otherwise the key reads as 100%.
+                        MaxCapacityValue::Absolute(r) if matches!(c.capacity, CapacityValue::Absolute(_)) => {
                             part.max_absolute = Some(r);
                             maximum = 1.0;
                         }
+                        MaxCapacityValue::Absolute(_) => maximum = 1.0,
                     }
                 }
                 part.capacity = capacity;
