@@ -290,18 +290,26 @@ pub fn run(mut core: Core, rx: Receiver<Command>, shared: Shared, stop: Arc<Atom
         let every = PUBLISH_EVERY.max(publish_cost * 10);
         let since = busy_to.duration_since(last_publish);
         if (dirty && since >= every) || since >= every * 5 {
+            let cpu_before = thread_cpu();
             let snap = publish(&core, &shared);
             let audit = last_audit.is_none_or(|t| busy_to.duration_since(t) >= AUDIT_EVERY);
             if audit {
                 last_audit = Some(busy_to);
             }
             metrics.observe(&core, &snap.queues, audit);
-            if let Some(cpu) = thread_cpu() {
+            let cpu_after = thread_cpu();
+            if let Some(cpu) = cpu_after {
                 metrics.loop_cpu.inc_by(cpu.saturating_sub(cpu_seen).as_secs_f64());
                 cpu_seen = cpu;
             }
             let published = Instant::now();
-            publish_cost = published.duration_since(busy_to);
+            // The publish's own CPU time where the system tells it: its wall time also counts
+            // waiting for a core, so on a loaded machine one slow publish stretched the next
+            // interval tenfold (a parallel test run waited over 10 s for a finished app's count).
+            publish_cost = match (cpu_before, cpu_after) {
+                (Some(a), Some(b)) => b.saturating_sub(a),
+                _ => published.duration_since(busy_to),
+            };
             last_publish = published;
             busy_to = published;
             dirty = false;
