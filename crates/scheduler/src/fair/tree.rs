@@ -466,25 +466,32 @@ impl FairScheduler {
                 self.q_mut(id).dynamic = true;
             }
         }
-        self.reinit_settings(ROOT);
+        // YARN's onReload reinitialises every queue from the new file, where an ad hoc queue
+        // has no maximum of its own (the file's default), recomputes the steady shares, and
+        // only then gives ad hoc queues their parent's maxChildResources (applyChildDefaults):
+        // their steady shares ignore that cap until the next recompute.
+        self.reinit_settings(ROOT, false);
         self.refresh_max_shares();
         self.recompute_steady_shares();
+        self.reinit_settings(ROOT, true);
+        self.refresh_max_shares();
         self.rebuild_order();
     }
 
-    /// Re-resolve every queue's settings top-down (parents first, for inheritance).
-    fn reinit_settings(&mut self, id: QueueId) {
+    /// Re-resolve every queue's settings top-down (parents first, for inheritance);
+    /// `child_defaults`: ad hoc queues take their parent's `maxChildResources`.
+    fn reinit_settings(&mut self, id: QueueId, child_defaults: bool) {
         let (name, parent, dynamic) = {
             let q = self.q(id);
             (q.name.clone(), q.parent, q.dynamic)
         };
-        let settings = self.resolve_settings(&name, parent, dynamic);
+        let settings = self.resolve_settings(&name, parent, dynamic && child_defaults);
         let reservable = self.alloc.queue(&name).is_some_and(|c| c.reservable);
         let q = self.q_mut(id);
         q.settings = settings;
         q.reservable = reservable;
         for c in self.q(id).children.clone() {
-            self.reinit_settings(c);
+            self.reinit_settings(c, child_defaults);
         }
     }
 
