@@ -44,12 +44,27 @@ pub enum SchedulerError {
 /// it likes.
 pub const MAX_REQUEST_KEYS: usize = 1_000;
 
-/// The refusal for asks that would take an application past [`MAX_REQUEST_KEYS`].
-pub(crate) fn too_many_request_keys(held: usize, new: usize) -> SchedulerError {
-    SchedulerError::InvalidRequest(format!(
-        "the asks would give the application {} distinct request keys (it holds {held}); the limit is {MAX_REQUEST_KEYS}",
-        held + new
-    ))
+/// Refuse asks that would take an application holding `held` request keys (`holds`: whether
+/// it has one at a priority) past [`MAX_REQUEST_KEYS`]; checked before anything changes, so
+/// a refused call leaves the asks as they were.
+pub(crate) fn check_new_request_keys(
+    held: usize,
+    asks: &[Ask],
+    holds: impl Fn(i32) -> bool,
+) -> Result<(), SchedulerError> {
+    let mut new_keys: Vec<i32> = Vec::new();
+    for ask in asks {
+        if !holds(ask.priority) && !new_keys.contains(&ask.priority) {
+            new_keys.push(ask.priority);
+            if held + new_keys.len() > MAX_REQUEST_KEYS {
+                return Err(SchedulerError::InvalidRequest(format!(
+                    "the asks would give the application {} distinct request keys (it holds {held}); the limit is {MAX_REQUEST_KEYS}",
+                    held + new_keys.len()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One request of an `allocate()` call: it sets the outstanding count at its key.

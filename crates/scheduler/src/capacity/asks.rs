@@ -6,7 +6,7 @@ use fairloom_model::{Resource, ANY};
 
 use super::state::{CsRequest, LocalityAsk};
 use super::CapacityScheduler;
-use crate::driver::{too_many_request_keys, Ask, SchedulerError, MAX_REQUEST_KEYS};
+use crate::driver::{check_new_request_keys, Ask, SchedulerError};
 use crate::ids::{AppId, PartitionId, QueueId};
 
 /// What moving pending touched.
@@ -50,17 +50,8 @@ impl CapacityScheduler {
             };
             resolved.push((ask, self.normalize(leaf, ask.capability), label));
         }
-        // Checked before anything changes, so a refused call leaves the asks as they were.
         let held = &self.apps[app.index()];
-        let mut new_keys: Vec<i32> = Vec::new();
-        for ask in asks {
-            if held.request(ask.priority).is_none() && !new_keys.contains(&ask.priority) {
-                new_keys.push(ask.priority);
-                if held.requests.len() + new_keys.len() > MAX_REQUEST_KEYS {
-                    return Err(too_many_request_keys(held.requests.len(), new_keys.len()));
-                }
-            }
-        }
+        check_new_request_keys(held.requests.len(), asks, |p| held.request(p).is_some())?;
         let mut cleared: Vec<i32> = Vec::new();
         for (ask, capability, label) in resolved {
             let value = LocalityAsk { capability, count: ask.num_containers, relax: ask.relax_locality };

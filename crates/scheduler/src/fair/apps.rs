@@ -8,7 +8,7 @@ use fairloom_model::{normalize, ApplicationId, Millis, Resource, ANY};
 use super::state::{App, AppState, LocalityAsk, RequestEntry, Reservation};
 use super::FairScheduler;
 use crate::cluster::{put_in_slot, take_slot};
-use crate::driver::{too_many_request_keys, Ask, QueueAcl, SchedulerError, MAX_REQUEST_KEYS};
+use crate::driver::{check_new_request_keys, Ask, QueueAcl, SchedulerError};
 use crate::ids::{AppId, ContainerId, NodeId, QueueId};
 
 impl FairScheduler {
@@ -246,15 +246,7 @@ impl FairScheduler {
         // Checked before anything changes, so a refused call leaves the asks as they were.
         let capabilities: Vec<Resource> = asks.iter().map(|ask| self.normalize_for(app, ask.capability)).collect();
         let held = &self.apps[app.index()];
-        let mut new_keys: Vec<i32> = Vec::new();
-        for ask in asks {
-            if held.request_index(ask.priority).is_none() && !new_keys.contains(&ask.priority) {
-                new_keys.push(ask.priority);
-                if held.requests.len() + new_keys.len() > MAX_REQUEST_KEYS {
-                    return Err(too_many_request_keys(held.requests.len(), new_keys.len()));
-                }
-            }
-        }
+        check_new_request_keys(held.requests.len(), asks, |p| held.request_index(p).is_some())?;
         // Applied in YARN's order, which decides where each new name lands in its key's map
         // (preemption reads them in that order; see `ask_order`).
         let mut key_stamp = 0;
