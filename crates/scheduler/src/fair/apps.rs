@@ -363,6 +363,7 @@ impl FairScheduler {
             self.refresh_app(app);
         }
         self.touch_demand(app);
+        self.refresh_root_metrics();
     }
 
     /// The most recently allocated live non-AM containers of `app` (on `node` if given).
@@ -498,11 +499,12 @@ impl FairScheduler {
             self.apps[app.index()].runnable = true;
             self.apps[app.index()].wait = None;
             self.track_runnable(app);
-            // YARN drops a moved app's AM usage from the old queue without adding it to the
-            // new one, which lets the new queue's AM usage go negative when the app ends;
-            // fairloom moves it so a leaf's AM usage stays the sum over its runnable apps.
+            // YARN drops a moved app's AM usage from the old queue and never adds it to the
+            // new one (FSLeafQueue.addApp does not; removeApp will subtract it when the app
+            // ends, so that queue's AM usage can go below zero): fairloom keeps the same count,
+            // the difference recorded as the queue's drift.
             if am_running {
-                self.q_mut(target).am_usage.add_assign(am);
+                self.q_mut(target).am_drift.sub_assign(am);
             }
             let a = &mut self.apps[app.index()];
             if a.unmanaged_am || a.am_running {

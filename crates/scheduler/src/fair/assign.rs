@@ -91,6 +91,7 @@ impl FairScheduler {
                 }
             }
         }
+        self.refresh_root_metrics();
     }
 
     fn should_continue_assigning(&self, containers: u32, max_to_assign: &Resource, assigned: &Resource) -> bool {
@@ -269,13 +270,15 @@ impl FairScheduler {
     }
 
     /// The AM limit of a leaf: `ceil(base × maxAMShare)` where base is the fair share, or
-    /// min(cluster available, max share) for each type whose fair share is 0.
+    /// min(root metrics' available, max share) for each type whose fair share is 0.
     pub fn am_limit(&self, leaf: QueueId) -> Resource {
         let q = self.q(leaf);
         if (q.settings.max_am_share + 1.0).abs() < 0.0001 {
             return self.props.resource_types.unbounded();
         }
-        let available = self.cluster.total.saturating_sub(self.q(ROOT).usage);
+        // The root metrics as last refreshed, not the live usage: allocations earlier in the
+        // same heartbeat (or recovered containers) are not seen yet, as in YARN.
+        let available = self.root_available;
         let max_share = self.max_share(leaf);
         let mut base = q.fair_share;
         for i in 0..self.types {

@@ -57,7 +57,8 @@ impl FairScheduler {
             check(&mut out, || format!("queue {} usage", q.name), q.usage, queue_usage[i]);
             check(&mut out, || format!("queue {} runnable apps", q.name), q.runnable_count, queue_runnable[i]);
             if q.leaf {
-                check(&mut out, || format!("queue {} AM usage", q.name), q.am_usage, queue_am[i]);
+                let expected = queue_am[i].saturating_add(q.am_drift);
+                check(&mut out, || format!("queue {} AM usage", q.name), q.am_usage, expected);
             }
             check(&mut out, || format!("queue {} index", q.name), self.queue_id(&q.name), Some(id));
             let bounded = self.is_bounded(&q.max_share);

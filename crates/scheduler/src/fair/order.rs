@@ -137,7 +137,7 @@ fn policy_values(
             let needy = usage.memory() < min.memory();
             // (demand stage: 2 bits, needy, min-share ratio, zero weight, usage / weight).
             // A needy ratio is below 1, so its bits fit in 62; usage / weight fits in 63.
-            let stage = (u128::from(demand.is_none()) << 1) | u128::from(!needy);
+            let stage = (u128::from(demand.memory() == 0) << 1) | u128::from(!needy);
             let ratio = if needy { non_negative_bits(usage.memory() as f64 / min.memory().max(1) as f64)? } else { 0 };
             if ratio >> 62 != 0 {
                 return None;

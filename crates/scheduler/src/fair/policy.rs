@@ -37,11 +37,12 @@ pub fn compare(policy: PolicyKind, a: &SchedView<'_>, b: &SchedView<'_>, cluster
 }
 
 fn compare_fair(a: &SchedView<'_>, b: &SchedView<'_>) -> Ordering {
-    // Demand stage: a schedulable with no demand at all goes after one that wants memory.
-    if a.demand.is_none() && b.demand.memory() > 0 {
+    // Demand stage (FairSharePolicy.compareDemand reads memory only): a schedulable that
+    // demands no memory goes after one that does, whatever else it demands.
+    if a.demand.memory() == 0 && b.demand.memory() > 0 {
         return Ordering::Greater;
     }
-    if b.demand.is_none() && a.demand.memory() > 0 {
+    if b.demand.memory() == 0 && a.demand.memory() > 0 {
         return Ordering::Less;
     }
     // Min-share stage (memory only; the "smaller" of min share and demand by memory).
@@ -232,6 +233,9 @@ mod tests {
         let mut idle = v((0, 0), (0, 0), 1.0, "a");
         idle.demand = Resource::none();
         let busy = v((50, 0), (0, 0), 1.0, "b");
+        assert_eq!(compare(PolicyKind::Fair, &idle, &busy, &c, 2), Ordering::Greater);
+        // vcores without memory is no demand to FairSharePolicy.compareDemand
+        idle.demand = Resource::new(0, 3);
         assert_eq!(compare(PolicyKind::Fair, &idle, &busy, &c, 2), Ordering::Greater);
         let zero_w = v((0, 0), (0, 0), 0.0, "a");
         let one_w = v((90, 0), (0, 0), 1.0, "b");

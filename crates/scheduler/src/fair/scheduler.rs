@@ -7,6 +7,7 @@ use fairloom_model::Resource;
 
 use super::runnable::UserRunState;
 use super::state::{App, AppState};
+use super::tree::ROOT;
 use crate::cluster::hash_order::container_id_hash;
 use crate::cluster::{Cluster, Container, Node};
 use crate::driver::{Counters, SchedulerError};
@@ -33,6 +34,11 @@ pub struct FairScheduler {
     pub(crate) cluster: Cluster,
     /// Per node: room being freed by preemption there, by the starved app it is for.
     pub(crate) preempted_for: Vec<Vec<(AppId, Resource)>>,
+    /// The root queue metrics' available resource as YARN last refreshed it
+    /// (`updateRootQueueMetrics`: at the update, a node's arrival or loss, a container's end
+    /// and the end of a heartbeat's scheduling, not at each allocation nor at a recovered
+    /// container). A queue whose fair share is 0 in a type reads its AM limit from it.
+    pub(crate) root_available: Resource,
     /// Users with an application running or waiting (an idle one is dropped).
     pub(crate) users: HashMap<String, UserRunState>,
     pub(crate) groups: BTreeMap<String, Vec<String>>,
@@ -83,6 +89,7 @@ impl FairScheduler {
             next_app_seq: 0,
             cluster: Cluster::default(),
             preempted_for: Vec::new(),
+            root_available: Resource::none(),
             users: HashMap::new(),
             groups: BTreeMap::new(),
             cluster_timestamp: 0,
@@ -149,6 +156,7 @@ impl FairScheduler {
         }
         self.cluster_changed();
         self.recompute_steady_shares();
+        self.refresh_root_metrics();
         Ok(ids)
     }
 
@@ -156,6 +164,7 @@ impl FairScheduler {
         let id = self.register_node(name, rack, total)?;
         self.cluster_changed();
         self.recompute_steady_shares();
+        self.refresh_root_metrics();
         Ok(id)
     }
 
@@ -184,6 +193,12 @@ impl FairScheduler {
         self.cluster.deregister_node(node);
         self.cluster_changed();
         self.recompute_steady_shares();
+        self.refresh_root_metrics();
+    }
+
+    /// YARN's `updateRootQueueMetrics`: available = cluster − allocated, as of now.
+    pub(crate) fn refresh_root_metrics(&mut self) {
+        self.root_available = self.cluster.total.saturating_sub(self.q(ROOT).usage);
     }
 
     pub(crate) fn new_container(
@@ -363,6 +378,7 @@ impl Clone for FairScheduler {
             next_app_seq: self.next_app_seq,
             cluster: self.cluster.clone(),
             preempted_for: self.preempted_for.clone(),
+            root_available: self.root_available,
             users: self.users.clone(),
             groups: self.groups.clone(),
             cluster_timestamp: self.cluster_timestamp,

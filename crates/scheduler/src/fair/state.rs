@@ -86,7 +86,12 @@ pub struct Queue {
     /// Σ of the children's (or apps') demands before the max-share cap, kept between
     /// updates so a changed app moves only its own path.
     pub demand_sum: Resource,
+    /// YARN's AM usage of the leaf: its runnable apps' running AMs plus `am_drift`.
     pub am_usage: Resource,
+    /// What YARN's AM usage lacks for the apps moved in with their AM running (its
+    /// `executeMove` never adds their AM; their end still subtracts it): 0 or negative, kept
+    /// for the queue's life, so that AM limits admit what YARN's admit.
+    pub am_drift: Resource,
     pub fair_share: Resource,
     pub steady_fair_share: Resource,
     /// The effective max share, resolved against the current cluster.

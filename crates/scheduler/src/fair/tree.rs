@@ -127,6 +127,7 @@ impl FairScheduler {
             usage: Resource::none(),
             demand: Resource::none(),
             am_usage: Resource::none(),
+            am_drift: Resource::none(),
             fair_share: Resource::none(),
             steady_fair_share: Resource::none(),
             members: Default::default(),

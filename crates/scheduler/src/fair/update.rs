@@ -41,6 +41,7 @@ impl FairScheduler {
             }
             None => self.refresh_all_keys(),
         }
+        self.refresh_root_metrics();
         self.preempt_with(now, plan);
     }
 
@@ -115,7 +116,7 @@ impl FairScheduler {
                 return false;
             }
             q.demand_sum = sum;
-            let capped = sum.componentwise_min(max);
+            let capped = parent_reads(q.leaf, sum.componentwise_min(max));
             if capped == q.demand {
                 return true;
             }
@@ -145,7 +146,7 @@ impl FairScheduler {
                 demand.add_assign(self.update_demand(c));
             }
         }
-        let capped = demand.componentwise_min(self.max_share(id));
+        let capped = parent_reads(self.q(id).leaf, demand.componentwise_min(self.max_share(id)));
         let q = self.q_mut(id);
         q.demand_sum = demand;
         q.demand = capped;
@@ -298,5 +299,16 @@ impl FairScheduler {
         for c in children {
             self.recompute_steady(c);
         }
+    }
+}
+
+/// A queue's demand as the rest of YARN reads it: a leaf's whole, a parent's memory and vcores
+/// only, because `FSParentQueue.getDemand` rebuilds the resource from those two. A parent's
+/// custom types therefore count as 0 in its own parent's sum and in what is reported.
+fn parent_reads(leaf: bool, demand: Resource) -> Resource {
+    if leaf {
+        demand
+    } else {
+        Resource::new(demand.memory(), demand.vcores())
     }
 }
