@@ -500,6 +500,12 @@ impl CapacityScheduler {
             let p = PartitionId(p as u32);
             self.charge(app, p, *u, true, false);
             self.charge(app, p, *r, true, true);
+            // The queues' ResourceUsage does not follow the reservations (see
+            // `QueuePart::reserved_drift`); their metrics, which the walk reads, do.
+            if !r.is_none() {
+                self.drift_reserved(source, p, *r);
+                self.drift_reserved(dest, p, Resource::none().saturating_sub(*r));
+            }
         }
         // Its asks count in the new path (detach took them out of the old one).
         let pending = std::mem::replace(&mut self.apps[app.index()].pending, vec![Resource::none(); nparts]);
@@ -512,6 +518,15 @@ impl CapacityScheduler {
         self.key_starts_asking(app);
         self.activate(source);
         Ok(dest)
+    }
+
+    /// Add `r` to the reservation drift of every queue from `leaf` to the root.
+    fn drift_reserved(&mut self, leaf: QueueId, p: PartitionId, r: Resource) {
+        let mut q = Some(leaf);
+        while let Some(id) = q {
+            self.queues[id.index()].parts[p.index()].reserved_drift.add_assign(r);
+            q = self.queues[id.index()].parent;
+        }
     }
 
     /// Put running containers on a node directly, as an RM recovering after a restart learns

@@ -108,7 +108,17 @@ impl CapacityScheduler {
             .filter(|(_, q)| !q.leaf)
             .map(|(_, q)| (q.name.clone(), q.children.iter().map(|&c| self.q(c).name.clone()).collect()))
             .collect();
+        // YARN keeps a queue's ResourceUsage across a refresh, its reservation drift with it.
+        let drifts: HashMap<String, Vec<Resource>> =
+            self.queues().map(|(_, q)| (q.name.clone(), q.parts.iter().map(|p| p.reserved_drift).collect())).collect();
         self.build_tree(conf)?;
+        for (path, drift) in drifts {
+            if let Some(&id) = self.queue_index.get(&path) {
+                for (part, d) in self.queues[id.index()].parts.iter_mut().zip(drift) {
+                    part.reserved_drift = d;
+                }
+            }
+        }
         self.reorder_children_after_reload(&old_children);
         for a in &mut self.apps {
             if let Some(q) = a.queue {

@@ -32,7 +32,14 @@ pub struct QueuePart {
     pub maximum: Resource,
     /// Containers and reservations of the subtree in this partition.
     pub used: Resource,
+    /// Reservations of the subtree (what YARN's QueueMetrics count, which the walk reads).
     pub reserved: Resource,
+    /// How far YARN's other count of reservations, the queue's `ResourceUsage` (which the
+    /// preemption policy and the queue's report read), is off from `reserved`: a move with
+    /// reservations (`moveApplication`'s detach and attach move them as used) leaves them
+    /// counted on the old path for good and makes the new path's count go below zero when
+    /// they end. Kept for the queue's life, across refreshes.
+    pub reserved_drift: Resource,
     /// Leaves: outstanding asks of its activated applications in this partition.
     pub pending: Resource,
     /// Leaves: AM resources of its activated applications whose AM is in this partition.
@@ -251,6 +258,11 @@ pub struct CsQueue {
 }
 
 impl QueuePart {
+    /// The queue's reservations as its `ResourceUsage` has them (see `reserved_drift`).
+    pub fn usage_reserved(&self) -> Resource {
+        self.reserved.saturating_add(self.reserved_drift)
+    }
+
     /// Every app here was held by the user limit still cached for this mode.
     pub fn held(&self) -> bool {
         self.all_users_held && self.user_limit_cache[1].is_some()

@@ -183,7 +183,7 @@ fn capacity_queue_json(s: &CapacityScheduler, id: QueueId) -> Value {
         "capacity": r(&part.guaranteed),
         "max_capacity": r(&part.maximum),
         "usage": r(&part.used),
-        "reserved": r(&part.reserved),
+        "reserved": r(&part.usage_reserved()),
         "pending": r(&part.pending),
         "used_capacity": float_json(s.used_capacity(id, PartitionId::DEFAULT)),
         "ideal_assigned": r(&ideal),

@@ -190,7 +190,7 @@ impl CapacityScheduler {
                     guaranteed: part.guaranteed,
                     max,
                     used: part.used,
-                    reserved: part.reserved,
+                    reserved: part.usage_reserved(),
                     pending,
                     pending_less_reserved,
                     killable: Resource::none(),
