@@ -447,7 +447,14 @@ impl CapacityScheduler {
         } else {
             u.pending_apps -= 1;
         }
-        q.users.release_if_idle(slot);
+        let ratios = u.ratio.clone();
+        if q.users.release_if_idle(slot) {
+            // Only a user a same-queue move left with a drift goes with a share (see
+            // `QueuePart::usage_ratio_drift`).
+            for (part, r) in q.parts.iter_mut().zip(ratios) {
+                part.usage_ratio_drift += r;
+            }
+        }
     }
 
     /// Move an application to another leaf as YARN's `moveApplication`: the target must be
@@ -479,6 +486,7 @@ impl CapacityScheduler {
             )));
         }
         if dest == source {
+            self.move_within(app, source, &user);
             return Ok(dest);
         }
         let used = self.apps[app.index()].used.clone();
@@ -518,6 +526,62 @@ impl CapacityScheduler {
         self.key_starts_asking(app);
         self.activate(source);
         Ok(dest)
+    }
+
+    /// YARN's `moveApplication` to the application's own queue, which it does not skip: the
+    /// containers are detached and attached again (no change), the attempt is finished there
+    /// (out of the lists, its AM usage given back, the user dropped with its usage when it has
+    /// no other application, then `activateApplications`) and submitted again as a moved one
+    /// (waiting, activated as a new submission would be). A dropped user comes back holding
+    /// nothing while the containers run; their ends take its usage below zero.
+    fn move_within(&mut self, app: AppId, leaf: QueueId, user: &str) {
+        let old_slot = self.apps[app.index()].user_slot;
+        self.detach(app, leaf);
+        let dropped = self.drop_user_without_apps(leaf, old_slot);
+        self.activate(leaf);
+        let nparts = self.nparts();
+        let q = self.q_mut(leaf);
+        q.waiting.push(app);
+        let slot = q.users.enter(user, nparts);
+        q.users.at_mut(slot).pending_apps += 1;
+        self.apps[app.index()].user_slot = slot;
+        if dropped {
+            let a = &self.apps[app.index()];
+            let held: Vec<Resource> = a.used.iter().zip(&a.reserved).map(|(u, r)| u.saturating_add(*r)).collect();
+            let u = self.queues[leaf.index()].users.at_mut(slot);
+            for (drift, h) in u.used_drift.iter_mut().zip(held) {
+                drift.sub_assign(h);
+            }
+        }
+        self.users_changed(leaf);
+        let pending = std::mem::replace(&mut self.apps[app.index()].pending, vec![Resource::none(); nparts]);
+        for (p, r) in pending.into_iter().enumerate() {
+            self.shift_pending(app, PartitionId(p as u32), r, true);
+        }
+        self.activate(leaf);
+        self.key_starts_asking(app);
+    }
+
+    /// YARN's `removeUser` once a user's last application left `leaf`: the user goes with its
+    /// usage, whatever its containers still hold. True if it went.
+    fn drop_user_without_apps(&mut self, leaf: QueueId, slot: u32) -> bool {
+        let nparts = self.nparts();
+        let q = &mut self.queues[leaf.index()];
+        if q.users.slot(&q.users.at(slot).name) != Some(slot) || q.users.at(slot).present() {
+            return false;
+        }
+        let u = q.users.at(slot).clone();
+        for p in 0..nparts {
+            let part = &mut q.parts[p];
+            // The share stays in the queue's sum (`usage_ratio` is unchanged).
+            part.usage_ratio_drift += u.ratio[p];
+            if u.is_active() {
+                part.active_used.sub_assign(u.used[p]);
+            }
+            part.forget_user_limit();
+        }
+        q.users.remove(slot);
+        true
     }
 
     /// Add `r` to the reservation drift of every queue from `leaf` to the root.

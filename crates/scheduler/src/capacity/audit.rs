@@ -36,7 +36,19 @@ impl CapacityScheduler {
         let mut users: Vec<BTreeMap<String, CsUser>> = vec![BTreeMap::new(); self.queues.len()];
         for a in self.apps.iter().filter(|a| a.is_alive()) {
             let Some(leaf) = a.queue else { continue };
-            let u = users[leaf.index()].entry(a.user.clone()).or_insert_with(|| CsUser::new(&a.user, nparts));
+            let u = users[leaf.index()].entry(a.user.clone()).or_insert_with(|| {
+                let mut fresh = CsUser::new(&a.user, nparts);
+                // The drift a same-queue move left is part of the user's count (it is not
+                // derived from the applications).
+                let live = &self.queues[leaf.index()].users;
+                if let Some(slot) = live.slot(&a.user) {
+                    fresh.used_drift = live.at(slot).used_drift.clone();
+                    for (used, drift) in fresh.used.iter_mut().zip(&fresh.used_drift) {
+                        used.add_assign(*drift);
+                    }
+                }
+                fresh
+            });
             if a.users_active {
                 u.asking_apps += 1;
             }
@@ -61,6 +73,11 @@ impl CapacityScheduler {
             }
         }
         let mut active_users = vec![0u32; self.queues.len()];
+        for (i, q) in self.queues.iter().enumerate() {
+            for (part, live) in parts[i].iter_mut().zip(&q.parts) {
+                part.usage_ratio = live.usage_ratio_drift;
+            }
+        }
         for (i, users) in users.iter_mut().enumerate() {
             for u in users.values_mut() {
                 for (p, part) in parts[i].iter_mut().enumerate() {

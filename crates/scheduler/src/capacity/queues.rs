@@ -109,14 +109,35 @@ impl CapacityScheduler {
             .map(|(_, q)| (q.name.clone(), q.children.iter().map(|&c| self.q(c).name.clone()).collect()))
             .collect();
         // YARN keeps a queue's ResourceUsage across a refresh, its reservation drift with it.
-        let drifts: HashMap<String, Vec<Resource>> =
-            self.queues().map(|(_, q)| (q.name.clone(), q.parts.iter().map(|p| p.reserved_drift).collect())).collect();
+        let drifts: HashMap<String, Vec<(Resource, f32)>> = self
+            .queues()
+            .map(|(_, q)| (q.name.clone(), q.parts.iter().map(|p| (p.reserved_drift, p.usage_ratio_drift)).collect()))
+            .collect();
+        // And its users, with what a same-queue move left in their counts.
+        let user_drifts: Vec<(String, String, Vec<Resource>)> = self
+            .queues()
+            .flat_map(|(_, q)| {
+                q.users
+                    .iter()
+                    .filter(|u| u.used_drift.iter().any(|d| !d.is_none()))
+                    .map(|u| (q.name.clone(), u.name.clone(), u.used_drift.clone()))
+            })
+            .collect();
         self.build_tree(conf)?;
         for (path, drift) in drifts {
             if let Some(&id) = self.queue_index.get(&path) {
-                for (part, d) in self.queues[id.index()].parts.iter_mut().zip(drift) {
-                    part.reserved_drift = d;
+                for (part, (reserved, ratio)) in self.queues[id.index()].parts.iter_mut().zip(drift) {
+                    part.reserved_drift = reserved;
+                    part.usage_ratio_drift = ratio;
                 }
+            }
+        }
+        let nparts = self.nparts();
+        for (path, user, drift) in user_drifts {
+            if let Some(&id) = self.queue_index.get(&path) {
+                let users = &mut self.queues[id.index()].users;
+                let slot = users.enter(&user, nparts);
+                users.at_mut(slot).used_drift = drift;
             }
         }
         self.reorder_children_after_reload(&old_children);
@@ -502,7 +523,10 @@ impl CapacityScheduler {
         for q in &mut self.queues {
             for (p, part) in q.parts.iter_mut().enumerate() {
                 let total = self.cluster.partitions[p].total;
+                // YARN's updateUsageRatio sums the present users afresh: what dropped users
+                // left in the sum goes.
                 part.usage_ratio = 0.0;
+                part.usage_ratio_drift = 0.0;
                 for u in q.users.slots_mut() {
                     u.ratio[p] = super::apps::share_of(&calc, &u.used[p], &total);
                     part.usage_ratio += u.ratio[p];

@@ -40,6 +40,11 @@ pub struct QueuePart {
     /// counted on the old path for good and makes the new path's count go below zero when
     /// they end. Kept for the queue's life, across refreshes.
     pub reserved_drift: Resource,
+    /// Leaves: the shares users took with them when YARN dropped them holding something
+    /// (after a move to the application's own queue): `UsersManager.removeUser` leaves a
+    /// user's share in the queue's sum, which later deltas of the user made afresh bring back
+    /// down. Part of `usage_ratio`, kept across refreshes.
+    pub usage_ratio_drift: f32,
     /// Leaves: outstanding asks of its activated applications in this partition.
     pub pending: Resource,
     /// Leaves: AM resources of its activated applications whose AM is in this partition.
@@ -105,6 +110,11 @@ pub struct CsUser {
     pub asking_apps: u32,
     /// By partition: its share of the partition (`used / partition`), as last charged.
     pub ratio: Vec<f32>,
+    /// By partition: how far `used` is off from its applications' containers and
+    /// reservations, as YARN's count is after a move to the application's own queue
+    /// dropped the user with its usage while the containers ran on (0 or negative; it goes
+    /// with the user).
+    pub used_drift: Vec<Resource>,
 }
 
 impl CsUser {
@@ -114,12 +124,21 @@ impl CsUser {
             used: vec![Resource::none(); partitions],
             am_used: vec![Resource::none(); partitions],
             ratio: vec![0.0; partitions],
+            used_drift: vec![Resource::none(); partitions],
             ..Default::default()
         }
     }
 
     pub fn is_active(&self) -> bool {
         self.asking_apps > 0
+    }
+
+    /// A freed slot holds nothing (a user dropped with a drift leaves no count behind).
+    fn clear(&mut self) {
+        for r in self.used.iter_mut().chain(&mut self.am_used).chain(&mut self.used_drift) {
+            *r = Resource::none();
+        }
+        self.ratio.iter_mut().for_each(|x| *x = 0.0);
     }
 
     pub fn total_apps(&self) -> u32 {
@@ -170,16 +189,30 @@ impl Users {
         s
     }
 
-    /// Give up `slot` if its user has no application left and holds nothing.
-    pub fn release_if_idle(&mut self, slot: u32) {
+    /// Give up `slot` if its user has no application left and holds nothing. True if it went.
+    pub fn release_if_idle(&mut self, slot: u32) -> bool {
         let u = &self.list[slot as usize];
-        let holds = u.used.iter().chain(&u.am_used).any(|r| !r.is_none());
+        let held = u.used.iter().zip(&u.used_drift).map(|(used, drift)| used.saturating_sub(*drift));
+        let holds = held.chain(u.am_used.iter().copied()).any(|r| !r.is_none());
         if u.present() || holds || u.asking_apps > 0 {
-            return;
+            return false;
         }
         if self.slots.get(&u.name) == Some(&slot) {
             self.slots.remove(&u.name);
             self.free.push(slot);
+            self.list[slot as usize].clear();
+            return true;
+        }
+        false
+    }
+
+    /// Give up `slot` now, whatever its user still holds (YARN's `removeUser`).
+    pub fn remove(&mut self, slot: u32) {
+        let name = self.list[slot as usize].name.clone();
+        if self.slots.get(&name) == Some(&slot) {
+            self.slots.remove(&name);
+            self.free.push(slot);
+            self.list[slot as usize].clear();
         }
     }
 
