@@ -425,11 +425,17 @@ impl CapacityScheduler {
             // No limit is published: YARN's commit skips its limit checks (and the user limit
             // that publishes one) for an allocation from a reservation.
             let held = self.cluster.node(node).reservation;
-            if held.is_some_and(|r| r.resource != ask.capability) {
-                self.counters.reservations_served_resized += 1;
-            }
+            // YARN checks the fit with the ask's size but commits the reserved container: the
+            // node, the queues and the user keep the reserved size (the container's end gives it
+            // back), while the application is charged the ask's (see `CsApp::used_drift`).
+            // The node can end up over-committed.
+            let size = held.map_or(ask.capability, |r| r.resource);
             self.drop_reservation(app, node);
-            let container = self.allocate(app, idx, node, kind, ask.capability, held.map(|r| r.seq));
+            let container = self.allocate(app, idx, node, kind, size, held.map(|r| r.seq));
+            if size != ask.capability {
+                self.counters.reservations_served_resized += 1;
+                self.charge_beyond_container(app, node, ask.capability.saturating_sub(size));
+            }
             out.push(Decision::Allocated { app, container, node });
         } else {
             self.apps[app.index()].requests[idx].re_reservations += 1;

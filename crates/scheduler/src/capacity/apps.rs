@@ -52,6 +52,7 @@ impl CapacityScheduler {
             requests: Vec::new(),
             pending: vec![Resource::none(); nparts],
             used: vec![Resource::none(); nparts],
+            used_drift: vec![Resource::none(); nparts],
             reserved: vec![Resource::none(); nparts],
             usage: Resource::none(),
             live: Default::default(),
@@ -370,6 +371,27 @@ impl CapacityScheduler {
         id
     }
 
+    /// Charge `app` alone `d` more than its containers hold, on `node`'s partition (`d` may
+    /// have negative components); its queues and user are not charged.
+    pub(crate) fn charge_beyond_container(&mut self, app: AppId, node: NodeId, d: Resource) {
+        let p = self.cluster.node(node).partition;
+        let a = &mut self.apps[app.index()];
+        a.usage.add_assign(d);
+        a.used[p.index()].add_assign(d);
+        a.used_drift[p.index()].add_assign(d);
+    }
+
+    /// By partition: what `app`'s containers and reservations hold, as its queues count it.
+    pub(crate) fn held_by(&self, app: AppId) -> Vec<Resource> {
+        let a = &self.apps[app.index()];
+        a.used
+            .iter()
+            .zip(&a.used_drift)
+            .zip(&a.reserved)
+            .map(|((u, d), r)| u.saturating_sub(*d).saturating_add(*r))
+            .collect()
+    }
+
     /// A container finished on its node or was given back by its AM.
     pub fn complete_container(&mut self, container: ContainerId, exit_status: i32) -> Result<(), SchedulerError> {
         if !self.cluster.is_live(container) {
@@ -413,6 +435,12 @@ impl CapacityScheduler {
         self.detach(app, leaf);
         self.release_requests(app);
         let a = &mut self.apps[app.index()];
+        // What it was charged beyond its containers goes with its attempt.
+        for (used, drift) in a.used.iter_mut().zip(&mut a.used_drift) {
+            used.sub_assign(*drift);
+            a.usage.sub_assign(*drift);
+            *drift = Resource::none();
+        }
         a.state = AppState::Finished;
         for r in a.pending.iter_mut() {
             *r = Resource::none();
@@ -489,7 +517,10 @@ impl CapacityScheduler {
             self.move_within(app, source, &user);
             return Ok(dest);
         }
-        let used = self.apps[app.index()].used.clone();
+        // The containers move at their own sizes (detachContainer / attachContainer).
+        let drift = self.apps[app.index()].used_drift.clone();
+        let used: Vec<Resource> =
+            self.apps[app.index()].used.iter().zip(&drift).map(|(u, d)| u.saturating_sub(*d)).collect();
         let reserved = self.apps[app.index()].reserved.clone();
         for (p, (u, r)) in used.iter().zip(&reserved).enumerate() {
             let p = PartitionId(p as u32);
@@ -546,8 +577,7 @@ impl CapacityScheduler {
         q.users.at_mut(slot).pending_apps += 1;
         self.apps[app.index()].user_slot = slot;
         if dropped {
-            let a = &self.apps[app.index()];
-            let held: Vec<Resource> = a.used.iter().zip(&a.reserved).map(|(u, r)| u.saturating_add(*r)).collect();
+            let held = self.held_by(app);
             let u = self.queues[leaf.index()].users.at_mut(slot);
             for (drift, h) in u.used_drift.iter_mut().zip(held) {
                 drift.sub_assign(h);

@@ -59,7 +59,8 @@ impl CapacityScheduler {
                 u.pending_apps += 1;
             }
             for (p, user_used) in u.used.iter_mut().enumerate() {
-                let used = a.used[p].saturating_add(a.reserved[p]);
+                // The queues count what the containers hold, not the application's drift.
+                let used = a.used[p].saturating_sub(a.used_drift[p]).saturating_add(a.reserved[p]);
                 user_used.add_assign(used);
                 for q in self.path_to_root(leaf) {
                     let f = &mut parts[q.index()][p];
@@ -108,6 +109,9 @@ impl CapacityScheduler {
             app_count[c.app.index()] += 1;
         }
         for (i, a) in self.apps.iter().enumerate().filter(|(_, a)| !a.forgotten) {
+            for (used, drift) in app_used[i].iter_mut().zip(&a.used_drift) {
+                used.add_assign(*drift);
+            }
             check(&mut out, || format!("app {} used", a.name), &a.used, &app_used[i]);
             let total = app_used[i].iter().fold(Resource::none(), |acc, r| acc.saturating_add(*r));
             check(&mut out, || format!("app {} usage", a.name), a.usage, total);

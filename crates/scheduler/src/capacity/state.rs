@@ -434,6 +434,12 @@ pub struct CsApp {
     pub pending: Vec<Resource>,
     /// By partition: live containers.
     pub used: Vec<Resource>,
+    /// By partition: what the application was charged beyond its live containers: a
+    /// reservation served at another size charges the application the ask's size while the
+    /// container, the node, the queues and the user hold the reserved one (YARN's commit
+    /// leaves the queue's books alone for an allocation from a reservation), and the end gives
+    /// back the reserved size everywhere, as in YARN. 0 unless that happened.
+    pub used_drift: Vec<Resource>,
     /// By partition: held reservations.
     pub reserved: Vec<Resource>,
     /// Σ of live containers, all partitions.
