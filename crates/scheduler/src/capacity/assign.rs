@@ -290,10 +290,15 @@ impl CapacityScheduler {
     /// The leaf's activated applications with something to ask in `p`, in its ordering
     /// policy, sorted afresh.
     pub(crate) fn sorted_apps(&self, leaf: QueueId, p: PartitionId) -> Vec<AppId> {
-        let q = self.q(leaf);
-        let mut apps: Vec<AppId> =
-            q.active.iter().copied().filter(|&a| self.apps[a.index()].pending[p.index()].any_positive()).collect();
-        if let AppOrdering::Fair { .. } = q.settings.app_ordering {
+        let apps =
+            self.q(leaf).active.iter().copied().filter(|&a| self.apps[a.index()].pending[p.index()].any_positive());
+        self.in_policy_order(leaf, apps.collect())
+    }
+
+    /// `apps`, activated applications of `leaf` in its active order, in its ordering
+    /// policy's order (fifo keeps the active order).
+    fn in_policy_order(&self, leaf: QueueId, mut apps: Vec<AppId>) -> Vec<AppId> {
+        if let AppOrdering::Fair { .. } = self.q(leaf).settings.app_ordering {
             apps.sort_by_key(|&a| self.app_key(a));
         }
         apps
@@ -421,15 +426,7 @@ impl CapacityScheduler {
         {
             return IdleCheck::Undecided;
         }
-        let q = self.q(leaf);
-        let order: Vec<AppId> = match q.settings.app_ordering {
-            AppOrdering::Fair { .. } => {
-                let mut all = q.active.clone();
-                all.sort_by_cached_key(|&a| self.app_key(a));
-                all
-            }
-            AppOrdering::Fifo => q.active.clone(),
-        };
+        let order = self.in_policy_order(leaf, self.q(leaf).active.clone());
         for app in order {
             if self.apps[app.index()].pending[p.index()].any_positive() {
                 return IdleCheck::Undecided;

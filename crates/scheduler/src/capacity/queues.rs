@@ -103,11 +103,7 @@ impl CapacityScheduler {
             .queues()
             .map(|(_, q)| (q.name.clone(), (q.active.clone(), q.waiting.clone(), q.users_count.clone())))
             .collect();
-        let old_children: HashMap<String, Vec<String>> = self
-            .queues()
-            .filter(|(_, q)| !q.leaf)
-            .map(|(_, q)| (q.name.clone(), q.children.iter().map(|&c| self.q(c).name.clone()).collect()))
-            .collect();
+        let old_children = self.children_by_parent();
         // YARN keeps a queue's ResourceUsage across a refresh, its reservation drift with it.
         let drifts: HashMap<String, Vec<(Resource, f32)>> = self
             .queues()
@@ -171,12 +167,16 @@ impl CapacityScheduler {
     /// (`reinitialize`'s catch), which puts each parent's children in the same map order as
     /// a refresh that applies.
     pub(crate) fn reorder_children_as_reinitialised(&mut self) {
-        let current: HashMap<String, Vec<String>> = self
-            .queues()
+        let current = self.children_by_parent();
+        self.reorder_children_after_reload(&current);
+    }
+
+    /// Each parent's children by path, in their current order.
+    fn children_by_parent(&self) -> HashMap<String, Vec<String>> {
+        self.queues()
             .filter(|(_, q)| !q.leaf)
             .map(|(_, q)| (q.name.clone(), q.children.iter().map(|&c| self.q(c).name.clone()).collect()))
-            .collect();
-        self.reorder_children_after_reload(&current);
+            .collect()
     }
 
     /// A refresh leaves each parent that was a parent before with its children in the order
