@@ -18,7 +18,7 @@ use prometheus_client::registry::{Metric, Registry};
 use fairloom_model::Resource;
 use fairloom_scheduler::Scheduler;
 
-use crate::core::{AppState, Core, NodeState};
+use crate::core::{AppState, Core, NodeState, QueueCounts};
 use crate::queues::QueueRow;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -252,6 +252,26 @@ impl RmMetrics {
 
     /// Set every gauge from the core (the loop calls this when it publishes). `audit`: also
     /// recompute the auditor's aggregates (O(cluster), so not at every publish).
+    /// Move a queue's cumulative counters up to the core's totals.
+    fn set_totals(&self, label: &QueueLabel, counts: &QueueCounts) {
+        let totals = [
+            counts.submitted,
+            counts.completed,
+            counts.killed,
+            counts.failed,
+            counts.containers_allocated,
+            counts.containers_released,
+        ];
+        for (c, total) in self.queue_counters.iter().zip(totals) {
+            // The core keeps the totals; a counter only moves up, by what was added.
+            let counter = c.get_or_create(label);
+            let seen = counter.get();
+            if total > seen {
+                counter.inc_by(total - seen);
+            }
+        }
+    }
+
     pub fn observe(&self, core: &Core, rows: &[QueueRow], audit: bool) {
         let Ok(mut last) = self.last.lock() else { return };
         let by_queue = per_queue(core);
@@ -289,31 +309,24 @@ impl RmMetrics {
             for (g, v) in self.queue.iter().zip(values) {
                 g.get_or_create(&label).set(v);
             }
-            let totals = [
-                counts.submitted,
-                counts.completed,
-                counts.killed,
-                counts.failed,
-                counts.containers_allocated,
-                counts.containers_released,
-            ];
-            for (c, total) in self.queue_counters.iter().zip(totals) {
-                // The core keeps the totals; a counter only moves up, by what was added.
-                let counter = c.get_or_create(&label);
-                let seen = counter.get();
-                if total > seen {
-                    counter.inc_by(total - seen);
-                }
-            }
+            self.set_totals(&label, &counts);
             seen.insert(r.name.clone());
+        }
+        // A queue that went (an emptied dynamic queue) keeps its cumulative counts, as YARN's
+        // QueueMetrics stay registered: an application that finished just before its queue
+        // went must still be counted. Its gauges go with it.
+        for (name, counts) in core.queue_counts.iter().filter(|(name, _)| !seen.contains(*name)) {
+            self.set_totals(&QueueLabel { queue: LabelText(name.clone()) }, counts);
         }
         for gone in last.queues.difference(&seen) {
             let label = QueueLabel { queue: LabelText(gone.clone()) };
             for g in &self.queue {
                 g.remove(&label);
             }
-            for c in &self.queue_counters {
-                c.remove(&label);
+            if !core.queue_counts.contains_key(gone) {
+                for c in &self.queue_counters {
+                    c.remove(&label);
+                }
             }
         }
         last.queues = seen;

@@ -147,3 +147,23 @@ fn a_queue_name_cannot_forge_a_series() {
     assert_eq!(s, 400, "{body}");
     assert!(body.to_string().contains("control character"), "{body}");
 }
+
+#[test]
+fn a_queue_that_goes_keeps_its_counts() {
+    // A queue placement created goes once empty (at the next update); YARN's QueueMetrics stay
+    // registered, so what happened in it stays counted. Before, an application that finished
+    // just before its queue went was never seen as completed (a flaky service test found it).
+    let rm = start("metrics-gone", &[("yarn.resourcemanager.scheduler.class", FAIR)], Some(ALLOCATIONS));
+    rm.register_node("n1:1", 8192, 8);
+    let (s, id, body) = rm.submit("alice", "root.dyn", json!({}));
+    assert_eq!(s, 202, "{body}");
+    rm.scrape_until("the dynamic queue", |t| metric(t, "fairloom_queue_allocated_mb", Some("root.dyn")).is_some());
+    let (s, body) = rm.put(&id, "state", "alice", json!({"state": "KILLED"}));
+    assert_eq!(s, 200, "{body}");
+    let text = rm.scrape_until("the emptied queue to go", |t| {
+        metric(t, "fairloom_queue_allocated_mb", Some("root.dyn")).is_none()
+            && metric(t, "fairloom_queue_apps_killed_total", Some("root.dyn")).is_some()
+    });
+    assert_eq!(metric(&text, "fairloom_queue_apps_submitted_total", Some("root.dyn")), Some(1.0), "{text}");
+    assert_eq!(metric(&text, "fairloom_queue_apps_killed_total", Some("root.dyn")), Some(1.0), "{text}");
+}
