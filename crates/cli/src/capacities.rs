@@ -10,9 +10,10 @@ use fairloom_config::capacity::Lines;
 use fairloom_config::capacity::{CapacityValue, MaxCapacityValue};
 use fairloom_config::{parse_capacity_config, parse_capacity_xml, CapacityConfig, Properties, SchedulerProperties};
 use fairloom_model::{Resource, ResourceTypes};
-use fairloom_scheduler::capacity::{CapacityScheduler, CapacitySetup};
+use fairloom_scheduler::capacity::CapacityScheduler;
 use fairloom_scheduler::driver::{NodeSpec, Scheduler};
 use fairloom_scheduler::{PartitionId, QueueId};
+use fairloom_scheduler::{SchedulerConfig, SchedulerFile, SchedulerKind};
 use serde_json::{json, Value};
 
 use crate::shares::{json_resource, node_resource, show, site_properties, table, SharesArgs};
@@ -67,7 +68,8 @@ fn build(args: &SharesArgs, file: Option<(&Path, &str)>) -> Result<(CapacitySche
         Some((p, text)) => (text, p.display().to_string()),
         None => (EXAMPLE, "built-in example (examples/capacity-scheduler.xml)".to_string()),
     };
-    let (capacity, lines, conf) = load(text, &source, &site)?;
+    // Read first for the labels it declares (and its errors with their lines).
+    let (_, _, conf) = load(text, &source, &site)?;
     let given = if args.partition.is_empty() && file.is_none() {
         vec![EXAMPLE_PARTITIONS.to_string()]
     } else {
@@ -80,8 +82,13 @@ fn build(args: &SharesArgs, file: Option<(&Path, &str)>) -> Result<(CapacitySche
         }
     }
     let labels: Vec<(String, bool)> = partitions.iter().map(|p| (p.label.clone(), p.exclusive)).collect();
-    let setup = CapacitySetup { site, capacity, lines: Some(lines), extra_types: Vec::new() };
-    let mut s = CapacityScheduler::new(setup, &labels).map_err(|e| anyhow!("{source}: {e}"))?;
+    let mut conf = SchedulerConfig::new(SchedulerKind::Capacity, site)
+        .with_file(source.clone(), SchedulerFile::CapacityXml(text.to_string()));
+    conf.labels = labels;
+    let mut s = fairloom_scheduler::build(&conf)
+        .map_err(|e| anyhow!("{e}"))?
+        .into_capacity()
+        .ok_or_else(|| anyhow!("not a Capacity Scheduler"))?;
     let node = node_resource(&args.node_resource, s.resource_types())?;
     let mut names = Vec::new();
     for i in 0..args.nodes {

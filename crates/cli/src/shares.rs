@@ -5,11 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Context, Result};
-use fairloom_config::{
-    parse_allocation_file, parse_resource, parse_site_xml, ConfigurableResource, Properties, SchedulerProperties,
-};
+use fairloom_config::{parse_resource, parse_site_xml, ConfigurableResource, Properties};
 use fairloom_model::{Resource, ResourceTypes, UNBOUNDED};
-use fairloom_scheduler::{FairScheduler, QueueId, ROOT};
+use fairloom_scheduler::{FairScheduler, QueueId, SchedulerConfig, SchedulerFile, SchedulerKind, ROOT};
 use serde_json::{json, Value};
 
 /// The example allocation file shipped in the repository, used when no file is given.
@@ -22,7 +20,7 @@ pub struct SharesArgs {
     file: Option<PathBuf>,
     /// The scheduler, when no file is given: fair (default) or capacity
     #[arg(long, value_enum)]
-    scheduler: Option<SchedulerKind>,
+    scheduler: Option<SchedulerArg>,
     /// yarn-site.xml with the scheduler's properties
     #[arg(long)]
     pub(crate) properties: Option<PathBuf>,
@@ -46,7 +44,7 @@ pub struct SharesArgs {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum SchedulerKind {
+enum SchedulerArg {
     Fair,
     Capacity,
 }
@@ -71,15 +69,15 @@ pub(crate) fn node_resource(text: &str, types: &ResourceTypes) -> Result<Resourc
 
 fn build(args: &SharesArgs, text: Option<String>) -> Result<(FairScheduler, String)> {
     let properties = site_properties(args)?;
-    let props = SchedulerProperties::from_properties(&properties, &[])
-        .map_err(|e| e.in_file(args.properties.as_ref().map_or("properties".into(), |p| p.display().to_string())))?;
     let (text, source) = match (text, &args.file) {
         (Some(text), Some(p)) => (text, p.display().to_string()),
         _ => (EXAMPLE.to_string(), "built-in example (examples/fair-scheduler.xml)".to_string()),
     };
-    let alloc = parse_allocation_file(&text, &props.resource_types).map_err(|e| e.in_file(source.clone()))?;
-    let node = node_resource(&args.node_resource, &props.resource_types)?;
-    let mut s = FairScheduler::new(props, alloc)?;
+    let mut conf =
+        SchedulerConfig::new(SchedulerKind::Fair, properties).with_file(source.clone(), SchedulerFile::FairXml(text));
+    conf.site_name = args.properties.as_ref().map_or("properties".into(), |p| p.display().to_string());
+    let mut s = fairloom_scheduler::build(&conf)?.into_fair().ok_or_else(|| anyhow!("not a Fair Scheduler"))?;
+    let node = node_resource(&args.node_resource, &s.properties().resource_types)?;
     for i in 0..args.nodes {
         s.add_node(&format!("node{:05}", i + 1), None, node)?;
     }
@@ -146,16 +144,16 @@ pub fn run(args: &SharesArgs) -> Result<ExitCode> {
         (Some(t), kind) => {
             let is_capacity = crate::capacities::is_capacity_file(t);
             match kind {
-                Some(SchedulerKind::Fair) if is_capacity => {
+                Some(SchedulerArg::Fair) if is_capacity => {
                     bail!("--scheduler fair, but the file is a capacity-scheduler.xml")
                 }
-                Some(SchedulerKind::Capacity) if !is_capacity => {
+                Some(SchedulerArg::Capacity) if !is_capacity => {
                     bail!("--scheduler capacity, but the file is not a capacity-scheduler.xml")
                 }
                 _ => is_capacity,
             }
         }
-        (None, kind) => kind == Some(SchedulerKind::Capacity),
+        (None, kind) => kind == Some(SchedulerArg::Capacity),
     };
     if capacity {
         return crate::capacities::run(args, args.file.as_deref().zip(text.as_deref()));

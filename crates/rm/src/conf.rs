@@ -8,8 +8,7 @@ use fairloom_config::properties::{parse_site_xml, Properties};
 
 use crate::access::AccessPolicy;
 
-pub const FAIR_CLASS: &str = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler";
-pub const CAPACITY_CLASS: &str = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler";
+pub use fairloom_scheduler::factory::{SchedulerKind, CAPACITY_CLASS, FAIR_CLASS};
 
 pub mod keys {
     pub const HOSTNAME: &str = "yarn.resourcemanager.hostname";
@@ -83,13 +82,6 @@ pub fn read_site(dir: &Path) -> Result<Properties, ConfError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Properties::new()),
         Err(e) => Err(ConfError::File { file: file(), message: e.to_string() }),
     }
-}
-
-/// Which scheduler `yarn.resourcemanager.scheduler.class` names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SchedulerKind {
-    Fair,
-    Capacity,
 }
 
 /// Everything the RM reads at start.
@@ -270,17 +262,7 @@ impl RmConf {
 
     /// The configuration `site` gives, with relative files looked up in `dir`.
     pub fn from_site(site: Properties, dir: &Path) -> Result<Self, ConfError> {
-        let class = site.get(keys::SCHEDULER_CLASS).map(|s| s.trim().to_string());
-        let scheduler = match class.as_deref() {
-            None | Some(CAPACITY_CLASS) => SchedulerKind::Capacity,
-            Some(FAIR_CLASS) => SchedulerKind::Fair,
-            Some(other) => {
-                return Err(bad(
-                    keys::SCHEDULER_CLASS,
-                    format!("unknown scheduler class '{other}' (fairloom has {FAIR_CLASS} and {CAPACITY_CLASS})"),
-                ))
-            }
-        };
+        let scheduler = SchedulerKind::from_site(&site).map_err(|e| bad(keys::SCHEDULER_CLASS, e.message))?;
         let file_name = match scheduler {
             SchedulerKind::Fair => {
                 site.get(keys::FAIR_ALLOCATION_FILE).cloned().unwrap_or_else(|| "fair-scheduler.xml".to_string())

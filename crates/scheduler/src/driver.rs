@@ -11,6 +11,7 @@ use crate::audit::Mismatch;
 use crate::capacity::CapacityScheduler;
 use crate::cluster::live::LiveIter;
 use crate::cluster::{Cluster, ClusterError, Container};
+use crate::factory::Reconfigure;
 use crate::fair::FairScheduler;
 use crate::ids::{AppId, ContainerId, NodeId};
 use crate::phases::{PhaseClock, PhaseTimes};
@@ -185,6 +186,8 @@ pub struct AppView<'a> {
     pub runnable: bool,
     pub am_running: bool,
     pub live_containers: usize,
+    /// Nodes it holds a reservation on.
+    pub reservations: usize,
     pub usage: Resource,
     /// Outstanding asks at `*`.
     pub pending: Resource,
@@ -246,6 +249,10 @@ pub trait Scheduler {
     ) -> usize;
     /// The periodic update (shares, demand, and one preemption round where it is on).
     fn update(&mut self, now: Millis);
+    /// A hot reload (YARN's queue refresh): the files given replace the ones in force and
+    /// apply at once, or the whole change is refused and nothing changes but what YARN also
+    /// changes on a failed refresh.
+    fn reload(&mut self, change: &Reconfigure) -> Result<(), SchedulerError>;
     /// A container finished on its node or was given back by its AM.
     fn complete_container(&mut self, container: ContainerId, exit_status: i32) -> Result<(), SchedulerError>;
     /// The application finishes: its containers are released and it leaves its queue.
@@ -387,6 +394,22 @@ impl AnyScheduler {
         }
     }
 
+    /// The Fair Scheduler inside, for a tool that works on it alone (`shares`).
+    pub fn into_fair(self) -> Option<FairScheduler> {
+        match self {
+            Self::Fair(s) => Some(*s),
+            Self::Capacity(_) => None,
+        }
+    }
+
+    /// The Capacity Scheduler inside, for a tool that works on it alone (`capacities`).
+    pub fn into_capacity(self) -> Option<CapacityScheduler> {
+        match self {
+            Self::Capacity(s) => Some(*s),
+            Self::Fair(_) => None,
+        }
+    }
+
     pub fn as_capacity_mut(&mut self) -> Option<&mut CapacityScheduler> {
         match self {
             Self::Capacity(s) => Some(s),
@@ -439,6 +462,9 @@ impl Scheduler for AnyScheduler {
     }
     fn update(&mut self, now: Millis) {
         both!(self, s => Scheduler::update(&mut **s, now))
+    }
+    fn reload(&mut self, change: &Reconfigure) -> Result<(), SchedulerError> {
+        both!(self, s => Scheduler::reload(&mut **s, change))
     }
     fn complete_container(&mut self, container: ContainerId, exit_status: i32) -> Result<(), SchedulerError> {
         both!(self, s => Scheduler::complete_container(&mut **s, container, exit_status))

@@ -14,6 +14,7 @@ pub mod capacity;
 pub mod cluster;
 pub mod digest;
 pub mod driver;
+pub mod factory;
 pub mod fair;
 mod java_heap;
 pub mod phases;
@@ -24,6 +25,7 @@ pub use cluster::{ids, live};
 pub use driver::{
     AnyScheduler, Ask, Counters, Decision, NodeSpec, QueueAcl, Scheduler, SchedulerError, SubmitSpec, MAX_REQUEST_KEYS,
 };
+pub use factory::{build, Reconfigure, SchedulerConfig, SchedulerFile, SchedulerKind};
 pub use fair::{clean_name, preempt, valid_queue_path, App, AppState, FairScheduler, Queue, QueueSettings, ROOT};
 pub use ids::{AppId, ContainerId, LocationId, NodeId, PartitionId, QueueId};
 pub use reason::WaitReason;

@@ -9,7 +9,7 @@ use fairloom_config::Properties;
 use fairloom_model::Resource;
 use fairloom_scheduler::capacity::{CapacityScheduler, CapacitySetup};
 use fairloom_scheduler::driver::{NodeSpec, Scheduler, SubmitSpec};
-use fairloom_scheduler::{Ask, Decision, PartitionId};
+use fairloom_scheduler::{Ask, Decision, PartitionId, Reconfigure, SchedulerFile};
 use proptest::prelude::*;
 use std::collections::HashMap;
 
@@ -228,7 +228,8 @@ fn run(c: usize, sorted: bool, events: &[Event]) -> Result<Vec<Decision>, TestCa
             }
             Event::Update => s.update(now),
             Event::Reload(c) => {
-                let _ = s.reload(None, Some(config(c)));
+                let file = SchedulerFile::CapacityProperties(config(c));
+                let _ = s.reload(&Reconfigure { site: None, file: Some(("capacity".into(), file)) });
             }
         }
         let mismatches = s.audit();

@@ -5,7 +5,7 @@
 
 use fairloom_config::{parse_allocation_file, Properties, SchedulerProperties};
 use fairloom_model::Resource;
-use fairloom_scheduler::{Ask, Decision, FairScheduler, QueueId, ROOT};
+use fairloom_scheduler::{Ask, Decision, FairScheduler, QueueId, Reconfigure, Scheduler, SchedulerFile, ROOT};
 use proptest::prelude::*;
 
 const CONFIGS: [&str; 3] = [
@@ -220,9 +220,9 @@ fn run(config: usize, assign_multiple: bool, mode: usize, events: &[Event]) -> R
                 }
             }
             Event::Reload(c) => {
-                let props = s.properties().clone();
-                let alloc = parse_allocation_file(CONFIGS[c], &props.resource_types).unwrap();
-                s.reload(props, alloc).unwrap();
+                let file = SchedulerFile::FairXml(CONFIGS[c].to_string());
+                Scheduler::reload(&mut s, &Reconfigure { site: None, file: Some(("allocations".into(), file)) })
+                    .unwrap();
             }
         }
         let mismatches = s.audit();

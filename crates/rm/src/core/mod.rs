@@ -18,14 +18,12 @@ mod usage;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use fairloom_config::properties::{Properties, SchedulerProperties};
-use fairloom_config::{parse_allocation_file, parse_capacity_xml};
+use fairloom_config::properties::SchedulerProperties;
 use fairloom_model::{ApplicationAttemptId, ApplicationId, Millis, Resource};
 use fairloom_protocol::am::{AllocateResponse, Container, FinalStatus};
 use fairloom_protocol::node::{KillContainer, StartContainer};
 use fairloom_protocol::{ContainerStatus, Res};
-use fairloom_scheduler::capacity::{CapacityScheduler, CapacitySetup};
-use fairloom_scheduler::{AnyScheduler, AppId, ContainerId, FairScheduler, NodeId, Scheduler};
+use fairloom_scheduler::{AnyScheduler, AppId, ContainerId, NodeId, Scheduler, SchedulerConfig, SchedulerFile};
 
 use crate::conf::{RmConf, SchedulerKind};
 use crate::error::RmError;
@@ -429,37 +427,16 @@ pub struct QueueCounts {
 
 /// The scheduler `conf` picks, over its file (or YARN's default queue when there is none).
 pub fn build_scheduler(conf: &RmConf) -> Result<AnyScheduler, RmError> {
-    let in_file = |file: &str, e: fairloom_config::ConfigError| RmError::internal(e.in_file(file).to_string());
-    match conf.scheduler {
-        SchedulerKind::Fair => {
-            let props = SchedulerProperties::from_properties(&conf.site, &[])
-                .map_err(|e| RmError::internal(format!("yarn-site.xml: {e}")))?;
-            let (name, text) =
-                conf.scheduler_file.clone().unwrap_or_else(|| ("(built-in)".to_string(), "<allocations/>".to_string()));
-            let alloc = parse_allocation_file(&text, &props.resource_types).map_err(|e| in_file(&name, e))?;
-            let mut s = FairScheduler::new(props, alloc).map_err(|e| RmError::internal(format!("{name}: {e}")))?;
-            s.set_groups(conf.access.groups.clone());
-            Ok(s.into())
-        }
-        SchedulerKind::Capacity => {
-            let (name, capacity, lines) = match &conf.scheduler_file {
-                Some((name, text)) => {
-                    let (props, lines) = parse_capacity_xml(text).map_err(|e| in_file(name, e))?;
-                    (name.clone(), props, Some(lines))
-                }
-                None => {
-                    let mut p = Properties::new();
-                    p.insert("yarn.scheduler.capacity.root.queues".to_string(), "default".to_string());
-                    p.insert("yarn.scheduler.capacity.root.default.capacity".to_string(), "100".to_string());
-                    ("(built-in)".to_string(), p, None)
-                }
-            };
-            let setup = CapacitySetup { site: conf.site.clone(), capacity, lines, extra_types: Vec::new() };
-            let mut s = CapacityScheduler::new(setup, &[]).map_err(|e| RmError::internal(format!("{name}: {e}")))?;
-            s.set_groups(conf.access.groups.clone());
-            Ok(s.into())
-        }
+    let mut sc = SchedulerConfig::new(conf.scheduler, conf.site.clone());
+    sc.groups = conf.access.groups.clone();
+    if let Some((name, text)) = &conf.scheduler_file {
+        let file = match conf.scheduler {
+            SchedulerKind::Fair => SchedulerFile::FairXml(text.clone()),
+            SchedulerKind::Capacity => SchedulerFile::CapacityXml(text.clone()),
+        };
+        sc = sc.with_file(name.clone(), file);
     }
+    fairloom_scheduler::build(&sc).map_err(|e| RmError::internal(e.to_string()))
 }
 
 pub fn res_of(r: Resource) -> Res {

@@ -9,6 +9,7 @@ use crate::cluster::Cluster;
 use crate::driver::{
     AppView, Ask, Counters, Decision, NodeSpec, QueueAcl, QueueSummary, Scheduler, SchedulerError, SubmitSpec,
 };
+use crate::factory::Reconfigure;
 use crate::ids::{AppId, ContainerId, NodeId, PartitionId, QueueId};
 use crate::phases::{PhaseClock, PhaseTimes};
 
@@ -123,6 +124,14 @@ impl Scheduler for CapacityScheduler {
         CapacityScheduler::update(self, now)
     }
 
+    fn reload(&mut self, change: &Reconfigure) -> Result<(), SchedulerError> {
+        let capacity = match &change.file {
+            Some((name, file)) => Some(crate::factory::capacity_properties(name, file)?.0),
+            None => None,
+        };
+        self.reload_with(change.site.as_ref().map(|(_, site)| site.clone()), capacity)
+    }
+
     fn complete_container(&mut self, container: ContainerId, exit_status: i32) -> Result<(), SchedulerError> {
         CapacityScheduler::complete_container(self, container, exit_status)
     }
@@ -190,6 +199,7 @@ impl Scheduler for CapacityScheduler {
             runnable: a.activated,
             am_running: a.am_running,
             live_containers: a.live.len(),
+            reservations: a.reservations.len(),
             usage: a.usage,
             pending: a.total_pending(),
             preempted: a.preempted,

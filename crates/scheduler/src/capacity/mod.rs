@@ -250,7 +250,11 @@ impl CapacityScheduler {
     /// Hot reload (a queue refresh): a valid new configuration applies at once; an invalid
     /// one is rejected whole and the old one stays. `site` and `capacity` each replace their
     /// file when given. A refresh never deactivates an application.
-    pub fn reload(&mut self, site: Option<Properties>, capacity: Option<Properties>) -> Result<(), SchedulerError> {
+    pub(crate) fn reload_with(
+        &mut self,
+        site: Option<Properties>,
+        capacity: Option<Properties>,
+    ) -> Result<(), SchedulerError> {
         let mut setup = self.setup.clone();
         if let Some(site) = site {
             setup.site = site;

@@ -2,6 +2,8 @@
 
 use fairloom_model::{Millis, Resource, ResourceTypes};
 
+use fairloom_config::SchedulerProperties;
+
 use super::FairScheduler;
 use crate::audit::Mismatch;
 use crate::cluster::live::LiveIter;
@@ -9,6 +11,7 @@ use crate::cluster::Cluster;
 use crate::driver::{
     AppView, Ask, Counters, Decision, NodeSpec, QueueAcl, QueueSummary, Scheduler, SchedulerError, SubmitSpec,
 };
+use crate::factory::Reconfigure;
 use crate::ids::{AppId, ContainerId, NodeId, QueueId};
 use crate::phases::{PhaseClock, PhaseTimes};
 
@@ -70,6 +73,20 @@ impl Scheduler for FairScheduler {
 
     fn update(&mut self, now: Millis) {
         FairScheduler::update(self, now)
+    }
+
+    fn reload(&mut self, change: &Reconfigure) -> Result<(), SchedulerError> {
+        let props = match &change.site {
+            Some((name, site)) => {
+                SchedulerProperties::from_properties(site, &self.extra_types).map_err(|e| e.in_file(name.clone()))?
+            }
+            None => self.props.clone(),
+        };
+        let alloc = match &change.file {
+            Some((name, file)) => crate::factory::fair_allocations(name, file, &props)?,
+            None => self.alloc.clone(),
+        };
+        self.reload_with(props, alloc)
     }
 
     fn complete_container(&mut self, container: ContainerId, exit_status: i32) -> Result<(), SchedulerError> {
@@ -143,6 +160,7 @@ impl Scheduler for FairScheduler {
             runnable: a.runnable,
             am_running: a.am_running,
             live_containers: a.live.len(),
+            reservations: a.reserved_nodes.len(),
             usage: a.usage,
             pending: a.pending,
             preempted: a.preempted,

@@ -16,6 +16,9 @@ use crate::reason::WaitReason;
 
 pub struct FairScheduler {
     pub(crate) props: SchedulerProperties,
+    /// Resource types beyond yarn-site's that the owner declared (a reload's yarn-site is
+    /// read with them too).
+    pub(crate) extra_types: Vec<String>,
     pub(crate) alloc: AllocationFile,
     pub(crate) placement: Vec<RuleConfig>,
     pub(crate) types: usize,
@@ -77,6 +80,7 @@ impl FairScheduler {
             .unwrap_or_else(|| generated_policy(props.allow_undeclared_pools, props.user_as_default_queue));
         let mut s = Self {
             props,
+            extra_types: Vec::new(),
             alloc: AllocationFile::default(),
             placement,
             types,
@@ -120,6 +124,11 @@ impl FairScheduler {
     /// like the user.
     pub fn set_groups(&mut self, groups: BTreeMap<String, Vec<String>>) {
         self.groups = groups;
+    }
+
+    /// Resource types beyond yarn-site's the owner declares (see [`crate::factory`]).
+    pub(crate) fn set_extra_types(&mut self, extra: Vec<String>) {
+        self.extra_types = extra;
     }
 
     pub fn properties(&self) -> &SchedulerProperties {
@@ -298,7 +307,11 @@ impl FairScheduler {
     /// policy of a file without one (read from the scheduler's configuration when the file
     /// is loaded). Every other setting (assignment, locality, preemption, increments) is
     /// read once when YARN's scheduler starts, and stays.
-    pub fn reload(&mut self, props: SchedulerProperties, alloc: AllocationFile) -> Result<(), SchedulerError> {
+    pub(crate) fn reload_with(
+        &mut self,
+        props: SchedulerProperties,
+        alloc: AllocationFile,
+    ) -> Result<(), SchedulerError> {
         if props.resource_types != self.props.resource_types {
             return Err(ConfigError::new("resource types cannot change on reload").into());
         }
@@ -366,6 +379,7 @@ impl Clone for FairScheduler {
     fn clone(&self) -> Self {
         Self {
             props: self.props.clone(),
+            extra_types: self.extra_types.clone(),
             alloc: self.alloc.clone(),
             placement: self.placement.clone(),
             types: self.types,

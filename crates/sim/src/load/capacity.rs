@@ -4,9 +4,8 @@
 
 use fairloom_config::capacity::PREFIX;
 use fairloom_config::{parse_allocation_file, PolicyKind, Properties, SchedulerProperties};
-use fairloom_scheduler::capacity::{CapacityScheduler, CapacitySetup};
 use fairloom_scheduler::driver::{AnyScheduler, NodeSpec, Scheduler};
-use fairloom_scheduler::{FairScheduler, NodeId};
+use fairloom_scheduler::{NodeId, SchedulerConfig, SchedulerFile, SchedulerKind};
 
 use super::engine::SimError;
 use super::workload::NodeDef;
@@ -98,25 +97,13 @@ pub fn build(
     capacity: Option<&Properties>,
     properties: &Properties,
 ) -> Result<AnyScheduler, SimError> {
-    match capacity {
-        Some(capacity) => {
-            let setup = CapacitySetup {
-                site: properties.clone(),
-                capacity: capacity.clone(),
-                lines: None,
-                extra_types: Vec::new(),
-            };
-            let s = CapacityScheduler::new(setup, &[]).map_err(|e| SimError::Config(e.to_string()))?;
-            Ok(s.into())
-        }
-        None => {
-            let props =
-                SchedulerProperties::from_properties(properties, &[]).map_err(|e| SimError::Config(e.to_string()))?;
-            let alloc = parse_allocation_file(allocations, &props.resource_types)
-                .map_err(|e| SimError::Config(e.in_file("allocations").to_string()))?;
-            Ok(FairScheduler::new(props, alloc).map_err(|e| SimError::Config(e.to_string()))?.into())
-        }
-    }
+    let conf = match capacity {
+        Some(capacity) => SchedulerConfig::new(SchedulerKind::Capacity, properties.clone())
+            .with_file("capacity", SchedulerFile::CapacityProperties(capacity.clone())),
+        None => SchedulerConfig::new(SchedulerKind::Fair, properties.clone())
+            .with_file("allocations", SchedulerFile::FairXml(allocations.to_string())),
+    };
+    fairloom_scheduler::build(&conf).map_err(|e| SimError::Config(e.to_string()))
 }
 
 #[cfg(test)]

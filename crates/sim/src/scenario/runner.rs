@@ -2,11 +2,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use fairloom_config::{parse_allocation_file, AllocationFile, ConfigError, SchedulerProperties};
 use fairloom_model::{Millis, Resource, ResourceTypes};
-use fairloom_scheduler::capacity::{CapacityScheduler, CapacitySetup};
 use fairloom_scheduler::driver::{AnyScheduler, NodeSpec, Scheduler, SubmitSpec};
-use fairloom_scheduler::{AppId, Ask, ContainerId, FairScheduler, NodeId};
+use fairloom_scheduler::{
+    AppId, Ask, ContainerId, NodeId, Reconfigure, SchedulerConfig, SchedulerError, SchedulerFile, SchedulerKind,
+};
 use serde_json::{json, Value};
 
 use super::format::{
@@ -53,8 +53,6 @@ pub(crate) struct Runner {
     pub(crate) now: Millis,
     pub(crate) apps: HashMap<String, AppId>,
     pub(crate) app_order: Vec<String>,
-    properties: BTreeMap<String, String>,
-    extra_types: Vec<String>,
     last_reload: Option<String>,
     run: Run,
     audit: bool,
@@ -70,19 +68,6 @@ pub(crate) fn resource(types: &ResourceTypes, map: &BTreeMap<String, i64>) -> Re
         r.set(i, value);
     }
     Ok(r)
-}
-
-fn load_config(
-    props: &BTreeMap<String, String>,
-    extra: &[String],
-    allocations: Option<&str>,
-) -> Result<(SchedulerProperties, AllocationFile), ConfigError> {
-    let props = SchedulerProperties::from_properties(props, extra).map_err(|e| e.in_file("properties"))?;
-    let alloc = match allocations {
-        Some(text) => parse_allocation_file(text, &props.resource_types).map_err(|e| e.in_file("allocations"))?,
-        None => AllocationFile::default(),
-    };
-    Ok((props, alloc))
 }
 
 /// Parse and run a scenario document. `audit` runs the auditor after every step and turns a
@@ -169,8 +154,7 @@ fn node_label(v: &Value) -> Result<(String, bool), String> {
 }
 
 fn build_scheduler(doc: &Document, properties: &BTreeMap<String, String>) -> Result<AnyScheduler, Failure> {
-    let config = |e: ConfigError| Failure::Config { line: e.line, message: e.to_string() };
-    match doc.scheduler.as_str() {
+    let kind = match doc.scheduler.as_str() {
         "fair" => {
             if !doc.node_labels.is_empty() || !doc.capacity.is_empty() || doc.nodes.iter().any(|n| n.label.is_some()) {
                 return Err(Failure::Unsupported {
@@ -178,12 +162,7 @@ fn build_scheduler(doc: &Document, properties: &BTreeMap<String, String>) -> Res
                         .to_string(),
                 });
             }
-            let (props, alloc) =
-                load_config(properties, &doc.resource_types, doc.allocations.as_deref()).map_err(config)?;
-            let mut s =
-                FairScheduler::new(props, alloc).map_err(|e| Failure::Config { message: e.to_string(), line: None })?;
-            s.set_groups(doc.groups.clone());
-            Ok(s.into())
+            SchedulerKind::Fair
         }
         "capacity" => {
             if doc.allocations.is_some() {
@@ -194,29 +173,40 @@ fn build_scheduler(doc: &Document, properties: &BTreeMap<String, String>) -> Res
                     column: None,
                 });
             }
-            let labels =
-                doc.node_labels.iter().map(node_label).collect::<Result<Vec<_>, _>>().map_err(|m| {
-                    Failure::Document { message: format!("node_labels: {m}"), line: None, column: None }
-                })?;
-            let setup = CapacitySetup {
-                site: properties.clone(),
-                capacity: properties_map(&doc.capacity),
-                lines: None,
-                extra_types: doc.resource_types.clone(),
-            };
-            let mut s = CapacityScheduler::new(setup, &labels).map_err(|e| match e {
-                fairloom_scheduler::SchedulerError::Config(c) => config(c),
-                other => Failure::Config { message: other.to_string(), line: None },
-            })?;
-            s.set_groups(doc.groups.clone());
-            Ok(s.into())
+            SchedulerKind::Capacity
         }
-        "fifo" => Err(Failure::Unsupported {
-            message: "the FIFO scheduler is not supported: fairloom implements the Fair and Capacity Schedulers"
-                .to_string(),
-        }),
-        other => Err(Failure::Document { message: format!("unknown scheduler '{other}'"), line: None, column: None }),
-    }
+        "fifo" => {
+            return Err(Failure::Unsupported {
+                message: "the FIFO scheduler is not supported: fairloom implements the Fair and Capacity Schedulers"
+                    .to_string(),
+            })
+        }
+        other => {
+            return Err(Failure::Document { message: format!("unknown scheduler '{other}'"), line: None, column: None })
+        }
+    };
+    let mut conf = SchedulerConfig::new(kind, properties.clone());
+    conf.site_name = "properties".to_string();
+    conf.extra_types = doc.resource_types.clone();
+    conf.groups = doc.groups.clone();
+    conf.labels = doc
+        .node_labels
+        .iter()
+        .map(node_label)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|m| Failure::Document { message: format!("node_labels: {m}"), line: None, column: None })?;
+    conf.file = match kind {
+        SchedulerKind::Fair => {
+            doc.allocations.clone().map(|text| ("allocations".to_string(), SchedulerFile::FairXml(text)))
+        }
+        SchedulerKind::Capacity => {
+            Some(("capacity".to_string(), SchedulerFile::CapacityProperties(properties_map(&doc.capacity))))
+        }
+    };
+    fairloom_scheduler::build(&conf).map_err(|e| match e {
+        SchedulerError::Config(c) => Failure::Config { line: c.line, message: c.to_string() },
+        other => Failure::Config { message: other.to_string(), line: None },
+    })
 }
 
 fn run_until(doc: Document, audit: bool, stop_at: Option<&str>) -> Result<Runner, Failure> {
@@ -227,8 +217,6 @@ fn run_until(doc: Document, audit: bool, stop_at: Option<&str>) -> Result<Runner
         now: 0,
         apps: HashMap::new(),
         app_order: Vec::new(),
-        properties,
-        extra_types: doc.resource_types.clone(),
         last_reload: None,
         run: Run::default(),
         audit,
@@ -382,10 +370,7 @@ impl Runner {
             Step::Move { spec, expect_error } => {
                 let app = self.app(&spec.app)?;
                 let before = Scheduler::app(&self.scheduler, app).queue.map(str::to_string);
-                let held_reservations = match &self.scheduler {
-                    AnyScheduler::Fair(s) => !s.app(app).reserved_nodes.is_empty(),
-                    AnyScheduler::Capacity(s) => !s.app(app).reservations.is_empty(),
-                };
+                let held_reservations = Scheduler::app(&self.scheduler, app).reservations > 0;
                 let result = match Scheduler::move_app(&mut self.scheduler, app, &spec.queue) {
                     Ok(_) => "applied".to_string(),
                     Err(e) => format!("rejected: {e}"),
@@ -452,36 +437,16 @@ impl Runner {
     }
 
     fn reload(&mut self, spec: &ReloadSpec) -> String {
-        let props = spec.properties.as_ref().map(properties_map).unwrap_or_else(|| self.properties.clone());
-        let result = match &mut self.scheduler {
-            AnyScheduler::Fair(s) => {
-                if spec.capacity.is_some() {
-                    Err("capacity settings need the Capacity Scheduler".to_string())
-                } else {
-                    let allocations = spec.allocations.as_deref();
-                    let current_alloc = s.allocation_file().clone();
-                    match load_config(&props, &self.extra_types, allocations) {
-                        Ok((p, a)) => s
-                            .reload(p, if allocations.is_some() { a } else { current_alloc })
-                            .map_err(|e| e.to_string()),
-                        Err(e) => Err(e.to_string()),
-                    }
-                }
-            }
-            AnyScheduler::Capacity(s) => {
-                if spec.allocations.is_some() {
-                    Err("allocations (fair-scheduler.xml) do not apply to the Capacity Scheduler".to_string())
-                } else {
-                    let site = spec.properties.as_ref().map(|_| props.clone());
-                    s.reload(site, spec.capacity.as_ref().map(properties_map)).map_err(|e| e.to_string())
-                }
-            }
+        let site = spec.properties.as_ref().map(properties_map);
+        let file = match (&spec.allocations, &spec.capacity) {
+            (Some(_), Some(_)) => return "rejected: give allocations or capacity, not both".to_string(),
+            (Some(text), None) => Some(("allocations".to_string(), SchedulerFile::FairXml(text.clone()))),
+            (None, Some(c)) => Some(("capacity".to_string(), SchedulerFile::CapacityProperties(properties_map(c)))),
+            (None, None) => None,
         };
-        match result {
-            Ok(()) => {
-                self.properties = props;
-                "applied".to_string()
-            }
+        let change = Reconfigure { site: site.map(|s| ("properties".to_string(), s)), file };
+        match self.scheduler.reload(&change) {
+            Ok(()) => "applied".to_string(),
             Err(e) => format!("rejected: {e}"),
         }
     }

@@ -21,7 +21,6 @@ mod tree;
 mod validate;
 
 use std::fmt::Write as _;
-use std::str::FromStr;
 
 use serde_json::Value;
 
@@ -30,33 +29,7 @@ use crate::load::rng::Rng;
 pub use validate::Repairs;
 
 /// Which scheduler a generated scenario configures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SchedulerKind {
-    Fair,
-    Capacity,
-}
-
-impl SchedulerKind {
-    /// `fair` or `capacity`, as in file names and on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Fair => "fair",
-            Self::Capacity => "capacity",
-        }
-    }
-}
-
-impl FromStr for SchedulerKind {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "fair" => Ok(Self::Fair),
-            "capacity" => Ok(Self::Capacity),
-            other => Err(format!("unknown scheduler '{other}' (fair or capacity)")),
-        }
-    }
-}
+pub use fairloom_scheduler::factory::SchedulerKind;
 
 /// A generated scenario and what the validity check changed in the drawn script.
 #[derive(Debug, Clone)]
