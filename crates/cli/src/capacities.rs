@@ -85,10 +85,7 @@ fn build(args: &SharesArgs, file: Option<(&Path, &str)>) -> Result<(CapacitySche
     let mut conf = SchedulerConfig::new(SchedulerKind::Capacity, site)
         .with_file(source.clone(), SchedulerFile::CapacityXml(text.to_string()));
     conf.labels = labels;
-    let mut s = fairloom_scheduler::build(&conf)
-        .map_err(|e| anyhow!("{e}"))?
-        .into_capacity()
-        .ok_or_else(|| anyhow!("not a Capacity Scheduler"))?;
+    let mut s = fairloom_scheduler::factory::build_capacity(&conf).map_err(|e| anyhow!("{e}"))?;
     let node = node_resource(&args.node_resource, s.resource_types())?;
     let mut names = Vec::new();
     for i in 0..args.nodes {

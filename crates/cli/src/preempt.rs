@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::{anyhow, bail, Context, Result};
 use fairloom_model::Resource;
 use fairloom_scheduler::preempt::PreemptionPlan;
+use fairloom_scheduler::Layout;
 use serde_json::{json, Value};
 
 #[derive(clap::Args)]
@@ -66,9 +67,10 @@ pub fn run(args: &PreemptArgs) -> Result<ExitCode> {
         std::fs::read_to_string(&args.scenario).with_context(|| format!("cannot read {}", args.scenario.display()))?;
     let (s, now) = fairloom_sim::scenario::state_at(&text, args.at.as_deref())
         .map_err(|f| anyhow!("{}: the scenario did not run: {f:?}", args.scenario.display()))?;
-    let s = match s {
-        fairloom_scheduler::AnyScheduler::Fair(s) => s,
-        fairloom_scheduler::AnyScheduler::Capacity(c) => return crate::preempt_capacity::run(&c, now, args.json),
+    // Each scheduler explains its own preemption: YARN's two have nothing in common.
+    let s = match s.layout() {
+        Layout::Fair(s) => s,
+        Layout::Capacity(c) => return crate::preempt_capacity::run(c, now, args.json),
     };
     let plan = s.preemption_dry_run(now);
     if args.json {

@@ -76,7 +76,7 @@ fn build(args: &SharesArgs, text: Option<String>) -> Result<(FairScheduler, Stri
     let mut conf =
         SchedulerConfig::new(SchedulerKind::Fair, properties).with_file(source.clone(), SchedulerFile::FairXml(text));
     conf.site_name = args.properties.as_ref().map_or("properties".into(), |p| p.display().to_string());
-    let mut s = fairloom_scheduler::build(&conf)?.into_fair().ok_or_else(|| anyhow!("not a Fair Scheduler"))?;
+    let mut s = fairloom_scheduler::factory::build_fair(&conf)?;
     let node = node_resource(&args.node_resource, &s.properties().resource_types)?;
     for i in 0..args.nodes {
         s.add_node(&format!("node{:05}", i + 1), None, node)?;

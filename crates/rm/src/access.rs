@@ -77,7 +77,7 @@ impl AccessPolicy {
     }
 
     /// YARN's submit check: the queue's (or an ancestor's) submit or administer ACL.
-    pub fn may_submit(&self, sched: &impl Scheduler, queue: &str, user: &str) -> bool {
+    pub fn may_submit(&self, sched: &dyn Scheduler, queue: &str, user: &str) -> bool {
         !self.enabled || sched.queue_access(queue, user, QueueAcl::SubmitApplications) != Some(false)
     }
 
@@ -85,7 +85,7 @@ impl AccessPolicy {
     /// administrator of its queue.
     pub fn check_change(
         &self,
-        sched: &impl Scheduler,
+        sched: &dyn Scheduler,
         change: Change,
         app: &RmApp,
         caller: &str,
@@ -108,7 +108,7 @@ impl AccessPolicy {
     /// queue's answer once, for the whole list.
     pub fn hidden<'a>(
         &self,
-        sched: &impl Scheduler,
+        sched: &dyn Scheduler,
         apps: impl Iterator<Item = &'a RmApp>,
         caller: &str,
     ) -> Vec<ApplicationId> {
@@ -132,7 +132,7 @@ impl AccessPolicy {
 
     /// The owner, the cluster admin, the application's own `kind` ACL or an administrator
     /// of its queue; everyone with ACLs off.
-    fn holds(&self, sched: &impl Scheduler, app: &RmApp, caller: &str, kind: &str) -> bool {
+    fn holds(&self, sched: &dyn Scheduler, app: &RmApp, caller: &str, kind: &str) -> bool {
         if !self.enabled {
             return true;
         }

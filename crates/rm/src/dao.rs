@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 use fairloom_model::{ApplicationAttemptId, Millis, Resource};
 use fairloom_protocol::Res;
-use fairloom_scheduler::{QueueId, Scheduler};
+use fairloom_scheduler::{Layout, QueueId};
 
 use crate::core::{AppState, Core, NodeNames, NodeState, RmApp, RmNode};
 use crate::service::AppSnap;
@@ -63,7 +63,9 @@ pub fn cluster_metrics(core: &Core) -> Value {
     let nodes_in = |s: NodeState| core.nodes.values().filter(|n| n.state == s).count();
     let (active, lost) = (nodes_in(NodeState::Running), nodes_in(NodeState::Lost));
     let (decommissioned, shutdown) = (nodes_in(NodeState::Decommissioned), nodes_in(NodeState::Shutdown));
-    let capacity = core.sched.kind() == "capacity";
+    // YARN's ClusterMetricsInfo adds the reserved resource to the total for the Capacity
+    // Scheduler only (an instanceof there).
+    let capacity = matches!(core.sched.layout(), Layout::Capacity(_));
     let total_mb = if capacity { available.memory() + allocated.memory() + reserved.memory() } else { total.memory() };
     let total_vc = if capacity { available.vcores() + allocated.vcores() + reserved.vcores() } else { total.vcores() };
     json!({ "clusterMetrics": {
@@ -458,10 +460,10 @@ pub fn node_info(n: &NodeRow) -> Value {
 }
 
 pub fn scheduler(core: &Core) -> Value {
-    let info = match (&core.sched.as_fair(), &core.sched.as_capacity()) {
-        (Some(f), _) => json!({ "type": "fairScheduler", "rootQueue": fair_queue(core, f, QueueId(0)) }),
-        (_, Some(c)) => capacity_root(core, c),
-        _ => json!({}),
+    // YARN's two layouts of the scheduler DAO.
+    let info = match core.sched.layout() {
+        Layout::Fair(f) => json!({ "type": "fairScheduler", "rootQueue": fair_queue(core, f, QueueId(0)) }),
+        Layout::Capacity(c) => capacity_root(core, c),
     };
     json!({ "scheduler": { "schedulerInfo": info } })
 }

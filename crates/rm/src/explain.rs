@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use fairloom_model::Resource;
 use fairloom_scheduler::reason::ShowResource;
-use fairloom_scheduler::{Scheduler, WaitReason};
+use fairloom_scheduler::WaitReason;
 
 use crate::core::{AppState, Core, RmApp};
 

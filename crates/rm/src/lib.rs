@@ -24,7 +24,6 @@ use std::sync::{Arc, RwLock};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use fairloom_scheduler::Scheduler;
 use fairloom_serve::Limits;
 
 use crate::conf::RmConf;
@@ -115,7 +114,7 @@ pub async fn start(mut conf: RmConf) -> Result<RmHandle, StartError> {
     );
     let core = Core::new(conf, store, Box::new(|| random_bytes(fairloom_protocol::token::KEY_BYTES)), wall_ms())?;
     tracing::info!(
-        scheduler = core.sched.kind(),
+        scheduler = core.sched.kind().name(),
         webapp = %webapp,
         resource_tracker = %tracker_addr,
         scheduler_address = %scheduler_addr,

@@ -16,7 +16,6 @@ use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::{Metric, Registry};
 
 use fairloom_model::Resource;
-use fairloom_scheduler::Scheduler;
 
 use crate::core::{AppState, Core, NodeState, QueueCounts};
 use crate::queues::QueueRow;

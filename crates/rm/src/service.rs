@@ -22,7 +22,6 @@ use fairloom_protocol::node::{
 use fairloom_protocol::token::{AmrmTokenId, Token};
 use fairloom_protocol::Res;
 use fairloom_scheduler::phases::PhaseClock;
-use fairloom_scheduler::Scheduler;
 
 use crate::core::{Allocated, AppState, Core, KillOutcome};
 use crate::dao::{self, ContainerRow, NodeRow};
@@ -193,7 +192,7 @@ impl Snapshot {
             nodes: Arc::new(nodes),
             max_allocation: core.max_allocation(),
             queues: Arc::new(queues::rows(core)),
-            scheduler_kind: core.sched.kind(),
+            scheduler_kind: core.sched.kind().name(),
             acl_enabled: core.conf.access.enabled,
             host_lists: !(core.conf.hosts.include.is_empty() && core.conf.hosts.exclude.is_empty()),
         }
@@ -398,8 +397,8 @@ fn handle(core: &mut Core, cmd: Command, now: Millis, shared: &Shared) {
         }
         Command::Hidden(caller, only, r) => {
             let hidden = match only {
-                Some(id) => core.conf.access.hidden(&core.sched, core.apps.get(&id).into_iter(), &caller),
-                None => core.conf.access.hidden(&core.sched, core.apps.values(), &caller),
+                Some(id) => core.conf.access.hidden(&*core.sched, core.apps.get(&id).into_iter(), &caller),
+                None => core.conf.access.hidden(&*core.sched, core.apps.values(), &caller),
             };
             let _ = r.send(Ok(hidden));
         }

@@ -11,7 +11,7 @@ use crate::audit::Mismatch;
 use crate::capacity::CapacityScheduler;
 use crate::cluster::live::LiveIter;
 use crate::cluster::{Cluster, ClusterError, Container};
-use crate::factory::Reconfigure;
+use crate::factory::{Reconfigure, SchedulerKind};
 use crate::fair::FairScheduler;
 use crate::ids::{AppId, ContainerId, NodeId};
 use crate::phases::{PhaseClock, PhaseTimes};
@@ -214,6 +214,35 @@ pub struct QueueSummary {
     pub pending: Resource,
 }
 
+/// What the web UI's bars and status blocks and the Prometheus queue gauges show of a queue.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct QueueDetail {
+    /// The full path (`root.a.b`).
+    pub name: String,
+    pub depth: usize,
+    pub leaf: bool,
+    /// In the default partition.
+    pub used: Resource,
+    /// Steady fair share (Fair) or configured capacity (Capacity).
+    pub steady: Resource,
+    /// Instantaneous fair share (Fair) or guaranteed capacity (Capacity).
+    pub share: Resource,
+    pub min: Resource,
+    /// Max share or maximum capacity, capped at the cluster.
+    pub max: Resource,
+    pub demand: Resource,
+    /// Outstanding asks of its runnable (activated) applications, leaves only.
+    pub pending: Resource,
+    pub am_used: Resource,
+    pub am_limit: Resource,
+    pub active_apps: usize,
+    pub pending_apps: usize,
+    /// `maxRunningApps` / `maximum-applications` when finite.
+    pub max_apps: Option<i64>,
+    /// The queue's policy (Fair) or ordering policy (Capacity).
+    pub policy: String,
+}
+
 /// The queue ACLs YARN checks (`QueueACL`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueueAcl {
@@ -224,8 +253,12 @@ pub enum QueueAcl {
 /// The driver interface. Every method that changes state takes `now` when time matters and
 /// never reads a clock.
 pub trait Scheduler {
-    /// `fair` or `capacity`.
-    fn kind(&self) -> &'static str;
+    fn kind(&self) -> SchedulerKind;
+    /// The scheduler's own state, for a view whose layout differs between the two.
+    fn layout(&self) -> Layout<'_>;
+    /// Whether applications have priorities that order them (YARN's Capacity Scheduler; the
+    /// Fair Scheduler answers every priority update with 0).
+    fn has_app_priorities(&self) -> bool;
     fn resource_types(&self) -> &ResourceTypes;
     /// Nodes, partitions and containers.
     fn cluster(&self) -> &Cluster;
@@ -297,6 +330,8 @@ pub trait Scheduler {
     fn app_containers(&self, app: AppId) -> LiveIter<'_>;
     /// Every queue, parents before their children.
     fn queue_summaries(&self) -> Vec<QueueSummary>;
+    /// Every live queue in tree order (each parent followed by its subtree), in more detail.
+    fn queue_details(&self) -> Vec<QueueDetail>;
     /// Every mismatch between an incremental aggregate and its recomputed value.
     fn audit(&self) -> Vec<Mismatch>;
     fn counters(&self) -> &Counters;
@@ -353,193 +388,14 @@ pub trait Scheduler {
     }
 }
 
-/// The scheduler a configuration picks.
-#[derive(Clone)]
-pub enum AnyScheduler {
-    Fair(Box<FairScheduler>),
-    Capacity(Box<CapacityScheduler>),
-}
+/// The scheduler a configuration picks ([`crate::factory::build`]), behind the one interface.
+pub type AnyScheduler = Box<dyn Scheduler + Send>;
 
-impl From<FairScheduler> for AnyScheduler {
-    fn from(s: FairScheduler) -> Self {
-        Self::Fair(Box::new(s))
-    }
-}
-
-impl From<CapacityScheduler> for AnyScheduler {
-    fn from(s: CapacityScheduler) -> Self {
-        Self::Capacity(Box::new(s))
-    }
-}
-
-impl AnyScheduler {
-    pub fn as_fair(&self) -> Option<&FairScheduler> {
-        match self {
-            Self::Fair(s) => Some(s),
-            Self::Capacity(_) => None,
-        }
-    }
-
-    pub fn as_fair_mut(&mut self) -> Option<&mut FairScheduler> {
-        match self {
-            Self::Fair(s) => Some(s),
-            Self::Capacity(_) => None,
-        }
-    }
-
-    pub fn as_capacity(&self) -> Option<&CapacityScheduler> {
-        match self {
-            Self::Capacity(s) => Some(s),
-            Self::Fair(_) => None,
-        }
-    }
-
-    /// The Fair Scheduler inside, for a tool that works on it alone (`shares`).
-    pub fn into_fair(self) -> Option<FairScheduler> {
-        match self {
-            Self::Fair(s) => Some(*s),
-            Self::Capacity(_) => None,
-        }
-    }
-
-    /// The Capacity Scheduler inside, for a tool that works on it alone (`capacities`).
-    pub fn into_capacity(self) -> Option<CapacityScheduler> {
-        match self {
-            Self::Capacity(s) => Some(*s),
-            Self::Fair(_) => None,
-        }
-    }
-
-    pub fn as_capacity_mut(&mut self) -> Option<&mut CapacityScheduler> {
-        match self {
-            Self::Capacity(s) => Some(s),
-            Self::Fair(_) => None,
-        }
-    }
-}
-
-/// Forward a call to whichever scheduler is inside.
-macro_rules! both {
-    ($self:expr, $s:ident => $e:expr) => {
-        match $self {
-            AnyScheduler::Fair($s) => $e,
-            AnyScheduler::Capacity($s) => $e,
-        }
-    };
-}
-
-impl Scheduler for AnyScheduler {
-    fn kind(&self) -> &'static str {
-        both!(self, s => Scheduler::kind(&**s))
-    }
-    fn resource_types(&self) -> &ResourceTypes {
-        both!(self, s => Scheduler::resource_types(&**s))
-    }
-    fn cluster(&self) -> &Cluster {
-        both!(self, s => Scheduler::cluster(&**s))
-    }
-    fn add_nodes(&mut self, nodes: &[NodeSpec<'_>]) -> Result<Vec<NodeId>, SchedulerError> {
-        both!(self, s => Scheduler::add_nodes(&mut **s, nodes))
-    }
-    fn remove_node(&mut self, node: NodeId) {
-        both!(self, s => Scheduler::remove_node(&mut **s, node))
-    }
-    fn submit(&mut self, spec: &SubmitSpec<'_>, now: Millis) -> AppId {
-        both!(self, s => Scheduler::submit(&mut **s, spec, now))
-    }
-    fn set_asks(&mut self, app: AppId, asks: &[Ask]) -> Result<(), SchedulerError> {
-        both!(self, s => Scheduler::set_asks(&mut **s, app, asks))
-    }
-    #[inline]
-    fn node_heartbeat_into(
-        &mut self,
-        node: NodeId,
-        completed: &[(ContainerId, i32)],
-        now: Millis,
-        out: &mut Vec<Decision>,
-    ) -> usize {
-        both!(self, s => Scheduler::node_heartbeat_into(&mut **s, node, completed, now, out))
-    }
-    fn update(&mut self, now: Millis) {
-        both!(self, s => Scheduler::update(&mut **s, now))
-    }
-    fn reload(&mut self, change: &Reconfigure) -> Result<(), SchedulerError> {
-        both!(self, s => Scheduler::reload(&mut **s, change))
-    }
-    fn complete_container(&mut self, container: ContainerId, exit_status: i32) -> Result<(), SchedulerError> {
-        both!(self, s => Scheduler::complete_container(&mut **s, container, exit_status))
-    }
-    fn finish_app(&mut self, app: AppId) -> Result<(), SchedulerError> {
-        both!(self, s => Scheduler::finish_app(&mut **s, app))
-    }
-    fn move_app(&mut self, app: AppId, target: &str) -> Result<(), SchedulerError> {
-        both!(self, s => Scheduler::move_app(&mut **s, app, target))
-    }
-    fn forget_app(&mut self, app: AppId) -> Result<(), SchedulerError> {
-        both!(self, s => Scheduler::forget_app(&mut **s, app))
-    }
-    fn app_ids(&self) -> Vec<AppId> {
-        both!(self, s => Scheduler::app_ids(&**s))
-    }
-    fn footprint(&self) -> Vec<(&'static str, usize)> {
-        both!(self, s => Scheduler::footprint(&**s))
-    }
-    fn place_containers(
-        &mut self,
-        app: AppId,
-        node: NodeId,
-        capability: Resource,
-        priority: i32,
-        count: u32,
-        am: bool,
-        label: Option<&str>,
-    ) -> Result<Vec<ContainerId>, SchedulerError> {
-        both!(self, s => Scheduler::place_containers(&mut **s, app, node, capability, priority, count, am, label))
-    }
-    fn place_reservation(
-        &mut self,
-        app: AppId,
-        node: NodeId,
-        capability: Resource,
-        priority: i32,
-        now: Millis,
-    ) -> Result<(), SchedulerError> {
-        both!(self, s => Scheduler::place_reservation(&mut **s, app, node, capability, priority, now))
-    }
-    fn app(&self, app: AppId) -> AppView<'_> {
-        both!(self, s => Scheduler::app(&**s, app))
-    }
-    fn app_count(&self) -> usize {
-        both!(self, s => Scheduler::app_count(&**s))
-    }
-    fn app_containers(&self, app: AppId) -> LiveIter<'_> {
-        both!(self, s => Scheduler::app_containers(&**s, app))
-    }
-    fn queue_summaries(&self) -> Vec<QueueSummary> {
-        both!(self, s => Scheduler::queue_summaries(&**s))
-    }
-    fn audit(&self) -> Vec<Mismatch> {
-        both!(self, s => Scheduler::audit(&**s))
-    }
-    fn counters(&self) -> &Counters {
-        both!(self, s => Scheduler::counters(&**s))
-    }
-    fn preemption_counters(&self) -> Vec<(&'static str, i64)> {
-        both!(self, s => Scheduler::preemption_counters(&**s))
-    }
-    fn phases(&self) -> &PhaseTimes {
-        both!(self, s => Scheduler::phases(&**s))
-    }
-    fn set_phase_clock(&mut self, clock: Box<dyn PhaseClock>) {
-        both!(self, s => Scheduler::set_phase_clock(&mut **s, clock))
-    }
-    fn update_interval_ms(&self) -> i64 {
-        both!(self, s => Scheduler::update_interval_ms(&**s))
-    }
-    fn placement(&self, requested: &str, user: &str) -> Result<String, String> {
-        both!(self, s => Scheduler::placement(&**s, requested, user))
-    }
-    fn queue_access(&self, queue: &str, user: &str, acl: QueueAcl) -> Option<bool> {
-        both!(self, s => Scheduler::queue_access(&**s, queue, user, acl))
-    }
+/// The scheduler's own state, for the few views whose layout YARN gives each scheduler its
+/// own (the REST scheduler DAO's two layouts, the scenario observations, the preemption
+/// explanation). Everything else goes through [`Scheduler`].
+#[derive(Clone, Copy)]
+pub enum Layout<'a> {
+    Fair(&'a FairScheduler),
+    Capacity(&'a CapacityScheduler),
 }

@@ -188,47 +188,53 @@ pub(crate) fn capacity_properties(
 
 /// The scheduler `conf` describes.
 pub fn build(conf: &SchedulerConfig) -> Result<AnyScheduler, SchedulerError> {
+    Ok(match conf.kind {
+        SchedulerKind::Fair => Box::new(build_fair(conf)?),
+        SchedulerKind::Capacity => Box::new(build_capacity(conf)?),
+    })
+}
+
+/// The Fair Scheduler `conf` describes (its `kind` aside), for a tool that works on it alone.
+pub fn build_fair(conf: &SchedulerConfig) -> Result<FairScheduler, SchedulerError> {
     if let Some((_, file)) = &conf.file {
-        if let Some(e) = wrong_file(conf.kind, file) {
+        if let Some(e) = wrong_file(SchedulerKind::Fair, file) {
             return Err(e);
         }
     }
-    match conf.kind {
-        SchedulerKind::Fair => {
-            if let Some((label, _)) = conf.labels.first() {
-                return Err(SchedulerError::NotSupported(format!(
-                    "node label '{label}': node labels need the Capacity Scheduler"
-                )));
-            }
-            let props = SchedulerProperties::from_properties(&conf.site, &conf.extra_types)
-                .map_err(|e| e.in_file(conf.site_name.clone()))?;
-            let alloc = match &conf.file {
-                Some((name, file)) => fair_allocations(name, file, &props)?,
-                None => AllocationFile::default(),
-            };
-            let mut s = FairScheduler::new(props, alloc)?;
-            s.set_extra_types(conf.extra_types.clone());
-            s.set_groups(conf.groups.clone());
-            Ok(s.into())
-        }
-        SchedulerKind::Capacity => {
-            let (name, capacity, lines) = match &conf.file {
-                Some((name, file)) => {
-                    let (props, lines) = capacity_properties(name, file)?;
-                    (name.as_str(), props, lines)
-                }
-                None => ("(built-in)", default_capacity(), None),
-            };
-            let setup =
-                CapacitySetup { site: conf.site.clone(), capacity, lines, extra_types: conf.extra_types.clone() };
-            let mut s = CapacityScheduler::new(setup, &conf.labels).map_err(|e| match e {
-                SchedulerError::Config(c) => SchedulerError::Config(c.in_file(name)),
-                other => other,
-            })?;
-            s.set_groups(conf.groups.clone());
-            Ok(s.into())
-        }
+    if let Some((label, _)) = conf.labels.first() {
+        return Err(SchedulerError::NotSupported(format!(
+            "node label '{label}': node labels need the Capacity Scheduler"
+        )));
     }
+    let props = SchedulerProperties::from_properties(&conf.site, &conf.extra_types)
+        .map_err(|e| e.in_file(conf.site_name.clone()))?;
+    let alloc = match &conf.file {
+        Some((name, file)) => fair_allocations(name, file, &props)?,
+        None => AllocationFile::default(),
+    };
+    let mut s = FairScheduler::new(props, alloc)?;
+    s.set_extra_types(conf.extra_types.clone());
+    s.set_groups(conf.groups.clone());
+    Ok(s)
+}
+
+/// The Capacity Scheduler `conf` describes (its `kind` aside), for a tool that works on it
+/// alone.
+pub fn build_capacity(conf: &SchedulerConfig) -> Result<CapacityScheduler, SchedulerError> {
+    let (name, capacity, lines) = match &conf.file {
+        Some((name, file)) => {
+            let (props, lines) = capacity_properties(name, file)?;
+            (name.as_str(), props, lines)
+        }
+        None => ("(built-in)", default_capacity(), None),
+    };
+    let setup = CapacitySetup { site: conf.site.clone(), capacity, lines, extra_types: conf.extra_types.clone() };
+    let mut s = CapacityScheduler::new(setup, &conf.labels).map_err(|e| match e {
+        SchedulerError::Config(c) => SchedulerError::Config(c.in_file(name)),
+        other => other,
+    })?;
+    s.set_groups(conf.groups.clone());
+    Ok(s)
 }
 
 /// YARN's capacity-scheduler.xml as shipped: one queue, `root.default`, with all of it.

@@ -9,7 +9,7 @@
 use fairloom_config::{parse_allocation_file, Properties, SchedulerProperties};
 use fairloom_model::Resource;
 use fairloom_scheduler::capacity::{CapacityScheduler, CapacitySetup};
-use fairloom_scheduler::driver::{NodeSpec, Scheduler, SubmitSpec};
+use fairloom_scheduler::driver::{NodeSpec, SubmitSpec};
 use fairloom_scheduler::{AnyScheduler, AppId, Ask, ContainerId, Decision, FairScheduler, NodeId};
 
 /// A small deterministic generator (the stream must be the same for both twins).
@@ -39,7 +39,7 @@ fn fair() -> AnyScheduler {
     let file = "<allocations><queue name=\"a\"><fairSharePreemptionTimeout>1</fairSharePreemptionTimeout></queue>\
                 <defaultFairSharePreemptionTimeout>1</defaultFairSharePreemptionTimeout></allocations>";
     let alloc = parse_allocation_file(file, &props.resource_types).unwrap();
-    FairScheduler::new(props, alloc).unwrap().into()
+    Box::new(FairScheduler::new(props, alloc).unwrap())
 }
 
 fn capacity() -> AnyScheduler {
@@ -62,7 +62,7 @@ fn capacity() -> AnyScheduler {
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
     let setup = CapacitySetup { site, capacity, lines: None, extra_types: Vec::new() };
-    CapacityScheduler::new(setup, &[]).unwrap().into()
+    Box::new(CapacityScheduler::new(setup, &[]).unwrap())
 }
 
 /// A decision in terms both twins share: submission and registration numbers, and the

@@ -1,6 +1,7 @@
 //! An app starved for both fair share and min share is one entry in YARN's starved-app queue:
 //! it is processed once per update, however the entries sort.
 
+use fairloom_scheduler::Layout;
 use fairloom_sim::scenario::state_at;
 
 /// Two apps in `z` with equal starvation, each both fair-share starved (2048 = 4096 × 0.5)
@@ -26,7 +27,8 @@ const SCENARIO: &str = r#"{
 #[test]
 fn each_starved_app_is_processed_once_per_update() {
     let (s, now) = state_at(SCENARIO, Some("asked")).expect("the scenario runs");
-    let mut s = s.as_fair().expect("a fair scenario").clone();
+    let Layout::Fair(s) = s.layout() else { panic!("a fair scenario") };
+    let mut s = s.clone();
     let plan = s.preemption_dry_run(now);
     let names: Vec<&str> = plan.starved.iter().map(|a| a.name.as_str()).collect();
     assert_eq!(names.len(), 2, "{names:?}");

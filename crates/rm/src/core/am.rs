@@ -10,7 +10,7 @@ use fairloom_protocol::am::{
 };
 use fairloom_protocol::token::Token;
 use fairloom_protocol::{exit, ContainerState, ContainerStatus, Res};
-use fairloom_scheduler::{Ask, Scheduler};
+use fairloom_scheduler::Ask;
 
 use super::{res_of, resource_of, AppState, AttemptState, Core};
 use crate::error::RmError;

@@ -6,7 +6,7 @@ use fairloom_protocol::am::FinalStatus;
 use fairloom_protocol::exit;
 use fairloom_protocol::node::KillContainer;
 use fairloom_protocol::Res;
-use fairloom_scheduler::{Scheduler, SubmitSpec};
+use fairloom_scheduler::SubmitSpec;
 
 use super::{resource_of, AppState, Attempt, AttemptState, Core, NodeState, RmApp, RmContainer};
 use crate::access::Change;
@@ -74,7 +74,7 @@ impl Core {
         // YARN checks the queue the placement picks; a placement that fails is the scheduler's
         // rejection below.
         if let Ok(leaf) = self.sched.placement(&queue, user) {
-            if !self.conf.access.may_submit(&self.sched, &leaf, user) {
+            if !self.conf.access.may_submit(&*self.sched, &leaf, user) {
                 return Err(RmError::forbidden(format!(
                     "User {user} does not have permission to submit {id} to queue {leaf}"
                 )));
@@ -199,7 +199,7 @@ impl Core {
     pub fn move_app(&mut self, id: &str, queue: &str, caller: &str) -> Result<String, RmError> {
         self.authorize(id, Change::Move, caller)?;
         // YARN also asks that the caller could have submitted to the target queue.
-        if !self.conf.access.may_submit(&self.sched, queue, caller) {
+        if !self.conf.access.may_submit(&*self.sched, queue, caller) {
             return Err(RmError::forbidden(format!(
                 "User {caller} cannot move application {id} to queue {queue}: no submit or administer ACL there"
             )));
@@ -227,7 +227,7 @@ impl Core {
     /// of an attempt (the live order is not re-keyed yet).
     pub fn set_priority(&mut self, id: &str, priority: i32, caller: &str) -> Result<i32, RmError> {
         self.authorize(id, Change::Priority, caller)?;
-        let fair = self.sched.kind() == "fair";
+        let priorities = self.sched.has_app_priorities();
         let app = self.app_mut(id)?;
         if app.state.is_final() {
             return Err(RmError::bad_request(format!(
@@ -236,7 +236,7 @@ impl Core {
             )));
         }
         let app_id = app.id;
-        app.priority = if fair { 0 } else { priority };
+        app.priority = if priorities { priority } else { 0 };
         let p = app.priority;
         self.persist(app_id)?;
         tracing::info!("{app_id} priority set to {p} by user {caller}");
@@ -245,7 +245,7 @@ impl Core {
 
     /// The caller may make `change` to application `id` (see [`crate::access`]).
     fn authorize(&self, id: &str, change: Change, caller: &str) -> Result<(), RmError> {
-        self.conf.access.check_change(&self.sched, change, self.app(id)?, caller)
+        self.conf.access.check_change(&*self.sched, change, self.app(id)?, caller)
     }
 
     /// The current attempt failed (its AM container ended with `exit`, when it did): retry

@@ -23,7 +23,7 @@ use fairloom_model::{ApplicationAttemptId, ApplicationId, Millis, Resource};
 use fairloom_protocol::am::{AllocateResponse, Container, FinalStatus};
 use fairloom_protocol::node::{KillContainer, StartContainer};
 use fairloom_protocol::{ContainerStatus, Res};
-use fairloom_scheduler::{AnyScheduler, AppId, ContainerId, NodeId, Scheduler, SchedulerConfig, SchedulerFile};
+use fairloom_scheduler::{AnyScheduler, AppId, ContainerId, NodeId, SchedulerConfig, SchedulerFile};
 
 use crate::conf::{RmConf, SchedulerKind};
 use crate::error::RmError;

@@ -6,7 +6,7 @@ use fairloom_model::{ApplicationId, ContainerId as YarnContainerId, Millis};
 use fairloom_protocol::am::{Container, NodeReport};
 use fairloom_protocol::node::{KillContainer, NodeAction, NodeHeartbeatRequest, NodeHeartbeatResponse, StartContainer};
 use fairloom_protocol::{env, exit, ContainerState, ContainerStatus, LaunchContext};
-use fairloom_scheduler::{Decision, Scheduler};
+use fairloom_scheduler::Decision;
 
 use super::am::AmState;
 use super::{res_of, AttemptState, Core, NodeState, RmContainer, Slot};

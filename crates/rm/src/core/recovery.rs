@@ -5,7 +5,7 @@
 use fairloom_model::{ApplicationId, Millis};
 use fairloom_protocol::am::FinalStatus;
 use fairloom_protocol::Res;
-use fairloom_scheduler::{Scheduler, SubmitSpec};
+use fairloom_scheduler::SubmitSpec;
 
 use super::{resource_of, AppState, Attempt, AttemptState, Core, RmApp};
 use crate::error::RmError;

@@ -12,7 +12,7 @@ use fairloom_protocol::node::{
     NodeAction, RegisterNodeRequest, RegisterNodeResponse, UnregisterNodeRequest, UnregisterNodeResponse,
 };
 use fairloom_protocol::{exit, ContainerState, ContainerStatus};
-use fairloom_scheduler::{NodeSpec, Scheduler};
+use fairloom_scheduler::NodeSpec;
 
 use super::{resource_of, Core, NodeNames, NodeState, RmContainer, RmNode, Slot};
 use crate::error::RmError;

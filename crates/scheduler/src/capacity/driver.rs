@@ -7,9 +7,10 @@ use crate::audit::Mismatch;
 use crate::cluster::live::LiveIter;
 use crate::cluster::Cluster;
 use crate::driver::{
-    AppView, Ask, Counters, Decision, NodeSpec, QueueAcl, QueueSummary, Scheduler, SchedulerError, SubmitSpec,
+    AppView, Ask, Counters, Decision, Layout, NodeSpec, QueueAcl, QueueDetail, QueueSummary, Scheduler, SchedulerError,
+    SubmitSpec,
 };
-use crate::factory::Reconfigure;
+use crate::factory::{Reconfigure, SchedulerKind};
 use crate::ids::{AppId, ContainerId, NodeId, PartitionId, QueueId};
 use crate::phases::{PhaseClock, PhaseTimes};
 
@@ -82,8 +83,16 @@ impl CapacityScheduler {
 }
 
 impl Scheduler for CapacityScheduler {
-    fn kind(&self) -> &'static str {
-        "capacity"
+    fn kind(&self) -> SchedulerKind {
+        SchedulerKind::Capacity
+    }
+
+    fn layout(&self) -> Layout<'_> {
+        Layout::Capacity(self)
+    }
+
+    fn has_app_priorities(&self) -> bool {
+        true
     }
 
     fn resource_types(&self) -> &ResourceTypes {
@@ -238,6 +247,12 @@ impl Scheduler for CapacityScheduler {
             .collect()
     }
 
+    fn queue_details(&self) -> Vec<QueueDetail> {
+        let mut out = Vec::new();
+        self.detail(QueueId(0), &mut out);
+        out
+    }
+
     fn audit(&self) -> Vec<Mismatch> {
         CapacityScheduler::audit(self)
     }
@@ -279,5 +294,42 @@ impl Scheduler for CapacityScheduler {
 
     fn queue_access(&self, queue: &str, user: &str, acl: QueueAcl) -> Option<bool> {
         Some(self.holds_acl(self.resolve_queue(queue).ok()?, user, acl))
+    }
+}
+
+impl CapacityScheduler {
+    fn detail(&self, id: QueueId, out: &mut Vec<QueueDetail>) {
+        let q = self.queue(id);
+        let p = q.part(PartitionId::DEFAULT);
+        out.push(QueueDetail {
+            name: q.name.clone(),
+            depth: q.depth,
+            leaf: q.leaf,
+            used: p.used,
+            steady: p.guaranteed,
+            share: p.guaranteed,
+            min: p.guaranteed,
+            max: p.maximum.componentwise_min(self.cluster.total),
+            demand: p.used.saturating_add(p.pending),
+            pending: if q.leaf {
+                q.parts.iter().fold(Resource::none(), |acc, p| acc.saturating_add(p.pending))
+            } else {
+                Resource::none()
+            },
+            am_used: p.am_used,
+            am_limit: if q.leaf { self.am_limit(id, PartitionId::DEFAULT) } else { Resource::none() },
+            active_apps: q.active.len(),
+            pending_apps: q.waiting.len(),
+            max_apps: q.settings.max_applications.map(i64::from),
+            policy: if q.leaf {
+                format!("{:?}", q.settings.app_ordering)
+            } else {
+                format!("{:?}", q.settings.queue_ordering)
+            }
+            .to_lowercase(),
+        });
+        for &child in q.children.iter().filter(|&&ch| !self.queue(ch).removed) {
+            self.detail(child, out);
+        }
     }
 }

@@ -9,9 +9,10 @@ use crate::audit::Mismatch;
 use crate::cluster::live::LiveIter;
 use crate::cluster::Cluster;
 use crate::driver::{
-    AppView, Ask, Counters, Decision, NodeSpec, QueueAcl, QueueSummary, Scheduler, SchedulerError, SubmitSpec,
+    AppView, Ask, Counters, Decision, Layout, NodeSpec, QueueAcl, QueueDetail, QueueSummary, Scheduler, SchedulerError,
+    SubmitSpec,
 };
-use crate::factory::Reconfigure;
+use crate::factory::{Reconfigure, SchedulerKind};
 use crate::ids::{AppId, ContainerId, NodeId, QueueId};
 use crate::phases::{PhaseClock, PhaseTimes};
 
@@ -20,8 +21,16 @@ fn labels_unsupported(what: &str) -> SchedulerError {
 }
 
 impl Scheduler for FairScheduler {
-    fn kind(&self) -> &'static str {
-        "fair"
+    fn kind(&self) -> SchedulerKind {
+        SchedulerKind::Fair
+    }
+
+    fn layout(&self) -> Layout<'_> {
+        Layout::Fair(self)
+    }
+
+    fn has_app_priorities(&self) -> bool {
+        false
     }
 
     fn resource_types(&self) -> &ResourceTypes {
@@ -183,6 +192,12 @@ impl Scheduler for FairScheduler {
         out
     }
 
+    fn queue_details(&self) -> Vec<QueueDetail> {
+        let mut out = Vec::new();
+        self.detail(super::ROOT, &mut out);
+        out
+    }
+
     fn audit(&self) -> Vec<Mismatch> {
         FairScheduler::audit(self)
     }
@@ -238,13 +253,43 @@ impl Scheduler for FairScheduler {
 }
 
 impl FairScheduler {
+    /// Outstanding asks of a leaf's runnable applications; none for a parent.
+    fn leaf_pending(&self, id: QueueId) -> Resource {
+        let q = &self.queues[id.index()];
+        if !q.leaf {
+            return Resource::none();
+        }
+        q.runnable_apps.iter().fold(Resource::none(), |acc, &a| acc.saturating_add(self.apps[a.index()].pending))
+    }
+
+    fn detail(&self, id: QueueId, out: &mut Vec<QueueDetail>) {
+        let q = &self.queues[id.index()];
+        out.push(QueueDetail {
+            name: q.name.clone(),
+            depth: q.name.matches('.').count(),
+            leaf: q.leaf,
+            used: q.usage,
+            steady: q.steady_fair_share,
+            share: q.fair_share,
+            min: q.settings.min_share,
+            max: q.max_share.componentwise_min(self.cluster.total),
+            demand: q.demand,
+            pending: self.leaf_pending(id),
+            am_used: q.am_usage,
+            am_limit: if q.leaf { self.am_limit(id) } else { Resource::none() },
+            active_apps: q.runnable_apps.len(),
+            pending_apps: q.non_runnable_apps.len(),
+            max_apps: (q.settings.max_running_apps < i32::MAX).then_some(q.settings.max_running_apps as i64),
+            policy: q.policy.name().to_string(),
+        });
+        for &c in q.children.iter().filter(|&&c| !self.queues[c.index()].removed) {
+            self.detail(c, out);
+        }
+    }
+
     fn summarise(&self, id: QueueId, depth: usize, out: &mut Vec<QueueSummary>) {
         let q = &self.queues[id.index()];
-        let pending = if q.leaf {
-            q.runnable_apps.iter().fold(Resource::none(), |acc, &a| acc.saturating_add(self.apps[a.index()].pending))
-        } else {
-            Resource::none()
-        };
+        let pending = self.leaf_pending(id);
         out.push(QueueSummary {
             name: q.name.clone(),
             leaf: q.leaf,

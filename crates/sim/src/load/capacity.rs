@@ -4,7 +4,7 @@
 
 use fairloom_config::capacity::PREFIX;
 use fairloom_config::{parse_allocation_file, PolicyKind, Properties, SchedulerProperties};
-use fairloom_scheduler::driver::{AnyScheduler, NodeSpec, Scheduler};
+use fairloom_scheduler::driver::{AnyScheduler, NodeSpec};
 use fairloom_scheduler::{NodeId, SchedulerConfig, SchedulerFile, SchedulerKind};
 
 use super::engine::SimError;
@@ -124,7 +124,7 @@ mod tests {
         assert_eq!(c[&format!("{PREFIX}maximum-am-resource-percent")], "0.5");
         assert!(!c.contains_key(&format!("{PREFIX}resource-calculator")));
         let s = build("", Some(&c), &Properties::new()).unwrap();
-        assert_eq!(s.as_capacity().unwrap().queues().count(), 5);
+        assert_eq!(s.queue_details().len(), 5);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::time::Instant;
 
 use fairloom_model::{Resource, ANY};
-use fairloom_scheduler::driver::{AnyScheduler, Scheduler, SubmitSpec};
+use fairloom_scheduler::driver::{AnyScheduler, SubmitSpec};
 use fairloom_scheduler::{AppId, Ask, ContainerId, Decision};
 
 use super::keymap::{union, KeyMap};

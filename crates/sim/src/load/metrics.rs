@@ -6,7 +6,7 @@ use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
 use fairloom_model::Resource;
-use fairloom_scheduler::driver::{AnyScheduler, AppState, Scheduler};
+use fairloom_scheduler::driver::{AnyScheduler, AppState};
 use serde_json::{json, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

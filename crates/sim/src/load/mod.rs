@@ -15,8 +15,6 @@ pub mod workload;
 pub use engine::{SimError, SimOptions, Simulation};
 pub use workload::{AppDef, NodeDef, Stage, TaskGroup, Workload};
 
-use fairloom_scheduler::driver::Scheduler;
-
 /// Run a workload and return the `--json` figures.
 pub fn simulate(w: &Workload, opts: SimOptions, seed: u64) -> Result<serde_json::Value, SimError> {
     let timed = opts.phase_timers;

@@ -11,7 +11,7 @@ use fairloom_am::tasks::{Executor, Level, Task, TaskSet};
 use fairloom_am::{plan, AmState, PendingRequest};
 use fairloom_config::Properties;
 use fairloom_model::{Resource, ANY};
-use fairloom_scheduler::driver::{AnyScheduler, Scheduler, SubmitSpec};
+use fairloom_scheduler::driver::{AnyScheduler, SubmitSpec};
 use fairloom_scheduler::{AppId, Ask, Decision};
 use serde_json::{json, Value};
 

@@ -3,7 +3,7 @@
 use fairloom_config::Acl;
 use fairloom_model::{Resource, ResourceTypes};
 use fairloom_scheduler::capacity::CapacityScheduler;
-use fairloom_scheduler::driver::{AnyScheduler, Scheduler};
+use fairloom_scheduler::driver::{Layout, Scheduler};
 use fairloom_scheduler::{AppState, FairScheduler, PartitionId, QueueId};
 use serde_json::{json, Map, Value};
 
@@ -77,9 +77,10 @@ fn queue_json(s: &FairScheduler, id: QueueId) -> Value {
 }
 
 pub(crate) fn observe(runner: &Runner, label: &str) -> Value {
-    let (queues, apps, nodes) = match &runner.scheduler {
-        AnyScheduler::Fair(s) => observe_fair(runner, s),
-        AnyScheduler::Capacity(s) => observe_capacity(runner, s),
+    // The scenario format reports each scheduler's own queue and application fields.
+    let (queues, apps, nodes) = match runner.scheduler.layout() {
+        Layout::Fair(s) => observe_fair(runner, s),
+        Layout::Capacity(s) => observe_capacity(runner, s),
     };
     json!({"label": label, "time_ms": runner.now, "queues": queues, "apps": apps, "nodes": nodes})
 }

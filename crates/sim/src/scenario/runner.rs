@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use fairloom_model::{Millis, Resource, ResourceTypes};
-use fairloom_scheduler::driver::{AnyScheduler, NodeSpec, Scheduler, SubmitSpec};
+use fairloom_scheduler::driver::{AnyScheduler, NodeSpec, SubmitSpec};
 use fairloom_scheduler::{
     AppId, Ask, ContainerId, NodeId, Reconfigure, SchedulerConfig, SchedulerError, SchedulerFile, SchedulerKind,
 };
@@ -369,13 +369,13 @@ impl Runner {
             }
             Step::Move { spec, expect_error } => {
                 let app = self.app(&spec.app)?;
-                let before = Scheduler::app(&self.scheduler, app).queue.map(str::to_string);
-                let held_reservations = Scheduler::app(&self.scheduler, app).reservations > 0;
-                let result = match Scheduler::move_app(&mut self.scheduler, app, &spec.queue) {
+                let before = self.scheduler.app(app).queue.map(str::to_string);
+                let held_reservations = self.scheduler.app(app).reservations > 0;
+                let result = match self.scheduler.move_app(app, &spec.queue) {
                     Ok(_) => "applied".to_string(),
                     Err(e) => format!("rejected: {e}"),
                 };
-                let own_queue = result == "applied" && Scheduler::app(&self.scheduler, app).queue == before.as_deref();
+                let own_queue = result == "applied" && self.scheduler.app(app).queue == before.as_deref();
                 self.record_reload(index, result, expect_error, "move");
                 // For the comparison with YARN (docs/fidelity.md, known differences): it moves
                 // an app to its own queue all the same, and leaves the queues' reserved counts
