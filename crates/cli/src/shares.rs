@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{anyhow, bail, Context, Result};
 use fairloom_config::{parse_resource, parse_site_xml, ConfigurableResource, Properties};
 use fairloom_model::{Resource, ResourceTypes, UNBOUNDED};
-use fairloom_scheduler::{FairScheduler, QueueId, SchedulerConfig, SchedulerFile, SchedulerKind, ROOT};
+use fairloom_scheduler::{FairScheduler, QueueId, Scheduler, SchedulerConfig, SchedulerFile, SchedulerKind, ROOT};
 use serde_json::{json, Value};
 
 /// The example allocation file shipped in the repository, used when no file is given.

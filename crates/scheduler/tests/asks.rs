@@ -66,7 +66,7 @@ fn capacity_scheduler_bounds_request_keys() {
 #[test]
 fn fair_keeps_one_key_per_priority_whatever_the_sizes() {
     let mut s = fair();
-    let app = s.submit("app", "a", "alice", None, 0);
+    let app = s.submit(&SubmitSpec::new("app", "a", "alice", None), 0);
     let sizes = [Resource::new(1024, 1), Resource::new(2048, 1), Resource::new(1024, 2)];
     for (i, size) in sizes.iter().enumerate() {
         s.set_asks(app, &[Ask::any(7, *size, 1), Ask::any(i as i32, *size, 1)]).unwrap();

@@ -3,7 +3,7 @@
 
 use fairloom_config::{parse_allocation_file, SchedulerProperties};
 use fairloom_model::Resource;
-use fairloom_scheduler::{Ask, ContainerId, Decision, FairScheduler};
+use fairloom_scheduler::{Ask, ContainerId, Decision, FairScheduler, Scheduler, SubmitSpec};
 
 fn scheduler() -> FairScheduler {
     let props = SchedulerProperties::default();
@@ -36,7 +36,7 @@ fn reported_containers_are_released_before_the_node_is_offered() {
     let mut s = scheduler();
     let n1 = s.add_node("n1", Some("/r"), Resource::new(4096, 4)).unwrap();
     let n2 = s.add_node("n2", Some("/r"), Resource::new(4096, 4)).unwrap();
-    let app = s.submit("app", "a", "alice", None, 0);
+    let app = s.submit(&SubmitSpec::new("app", "a", "alice", None), 0);
     s.set_asks(app, &[ask(3)]).unwrap();
     s.update(0);
     let on_n1 = allocated(&s.node_update(n1, 100));

@@ -4,7 +4,7 @@
 
 use fairloom_config::{parse_allocation_file, SchedulerProperties};
 use fairloom_model::Resource;
-use fairloom_scheduler::{AppId, Ask, Decision, FairScheduler};
+use fairloom_scheduler::{AppId, Ask, Decision, FairScheduler, Scheduler, SubmitSpec};
 
 fn scheduler() -> FairScheduler {
     let props = SchedulerProperties::default();
@@ -47,7 +47,7 @@ fn apps_each_started_before_the_last_are_served_earliest_first() {
     let mut s = scheduler();
     let mut apps = Vec::new();
     for i in 0..60 {
-        let app = s.submit(&format!("app{i}"), "a", "alice", None, 10_000 - i);
+        let app = s.submit(&SubmitSpec::new(&format!("app{i}"), "a", "alice", None), 10_000 - i);
         s.set_asks(app, &[one_container()]).unwrap();
         s.update(10_000);
         apps.push(app);
@@ -65,7 +65,7 @@ fn apps_started_together_are_served_in_id_string_order() {
     let mut s = scheduler();
     let mut asking = Vec::new();
     for i in 0..10_060 {
-        let app = s.submit(&format!("app{i}"), "a", "alice", None, 5);
+        let app = s.submit(&SubmitSpec::new(&format!("app{i}"), "a", "alice", None), 5);
         // The last few hundred ask (so the served order is short to check), and those
         // past the 9,999th while the others wait in the leaf's order.
         if i >= 9_700 {

@@ -5,7 +5,9 @@
 
 use fairloom_config::{parse_allocation_file, Properties, SchedulerProperties};
 use fairloom_model::Resource;
-use fairloom_scheduler::{Ask, Decision, FairScheduler, QueueId, Reconfigure, Scheduler, SchedulerFile, ROOT};
+use fairloom_scheduler::{
+    Ask, Decision, FairScheduler, QueueId, Reconfigure, Scheduler, SchedulerFile, SubmitSpec, ROOT,
+};
 use proptest::prelude::*;
 
 const CONFIGS: [&str; 3] = [
@@ -138,12 +140,18 @@ fn run(config: usize, assign_multiple: bool, mode: usize, events: &[Event]) -> R
             }
             Event::Submit { queue, user, managed } => {
                 let am = managed.then(|| Resource::new(1024, 1));
-                apps.push(s.submit(&format!("app{}", apps.len()), QUEUES[queue], &format!("user{user}"), am, now));
+                apps.push(s.submit(
+                    &SubmitSpec::new(&format!("app{}", apps.len()), QUEUES[queue], &format!("user{user}"), am),
+                    now,
+                ));
             }
             Event::Burst { queue, count } => {
                 for j in 0..count as i64 {
                     let name = format!("app{}", apps.len());
-                    apps.push(s.submit(&name, QUEUES[queue], "user0", Some(Resource::new(1024, 1)), now - 1 - j));
+                    apps.push(s.submit(
+                        &SubmitSpec::new(&name, QUEUES[queue], "user0", Some(Resource::new(1024, 1))),
+                        now - 1 - j,
+                    ));
                 }
             }
             Event::Ask { app, priority, size, count, node_local } => {

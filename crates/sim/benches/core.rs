@@ -9,7 +9,7 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, Criterion};
 use fairloom_config::{parse_allocation_file, SchedulerProperties};
 use fairloom_model::{Resource, ANY};
-use fairloom_scheduler::{Ask, ContainerId, Decision, FairScheduler, NodeId};
+use fairloom_scheduler::{Ask, ContainerId, Decision, FairScheduler, NodeId, NodeSpec, Scheduler, SubmitSpec};
 use fairloom_sim::load::{presets, Workload};
 
 /// A scheduler with the workload's nodes full and every app asking for more.
@@ -17,10 +17,15 @@ fn warm(w: &Workload) -> (FairScheduler, Vec<NodeId>) {
     let props = SchedulerProperties::from_properties(&w.properties, &[]).unwrap();
     let alloc = parse_allocation_file(&w.allocations, &props.resource_types).unwrap();
     let mut s = FairScheduler::new(props, alloc).unwrap();
-    let nodes = s.add_nodes(w.nodes.iter().map(|n| (n.name.as_str(), Some(n.rack.as_str()), n.resource))).unwrap();
+    let specs: Vec<NodeSpec<'_>> = w
+        .nodes
+        .iter()
+        .map(|n| NodeSpec { name: &n.name, rack: Some(&n.rack), resource: n.resource, label: None })
+        .collect();
+    let nodes = s.add_nodes(&specs).unwrap();
     for a in &w.apps {
         // Unmanaged AMs: the state is about task containers.
-        let id = s.submit(&a.name, &a.queue, &a.user, None, 0);
+        let id = s.submit(&SubmitSpec::new(&a.name, &a.queue, &a.user, None), 0);
         let g = &a.stages[0].groups[0];
         let ask = Ask {
             priority: g.priority,
@@ -74,13 +79,15 @@ fn fair_shares(c: &mut Criterion) {
     let props = SchedulerProperties::default();
     let alloc = parse_allocation_file(&xml, &props.resource_types).unwrap();
     let mut s = FairScheduler::new(props, alloc).unwrap();
-    s.add_nodes(
-        (0..1000).map(|i| (Box::leak(format!("n{i}").into_boxed_str()) as &str, None, Resource::new(65536, 32))),
-    )
-    .unwrap();
+    let names: Vec<String> = (0..1000).map(|i| format!("n{i}")).collect();
+    let specs: Vec<NodeSpec<'_>> = names
+        .iter()
+        .map(|n| NodeSpec { name: n, rack: None, resource: Resource::new(65536, 32), label: None })
+        .collect();
+    s.add_nodes(&specs).unwrap();
     for p in 0..100 {
         for l in 0..100 {
-            s.submit(&format!("a{p}_{l}"), &format!("root.p{p}.l{l}"), "u", None, 0);
+            s.submit(&SubmitSpec::new(&format!("a{p}_{l}"), &format!("root.p{p}.l{l}"), "u", None), 0);
         }
     }
     // Everything recomputed, as YARN's update does every time.

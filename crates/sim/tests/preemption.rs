@@ -1,7 +1,7 @@
 //! An app starved for both fair share and min share is one entry in YARN's starved-app queue:
 //! it is processed once per update, however the entries sort.
 
-use fairloom_scheduler::Layout;
+use fairloom_scheduler::{Layout, Scheduler};
 use fairloom_sim::scenario::state_at;
 
 /// Two apps in `z` with equal starvation, each both fair-share starved (2048 = 4096 × 0.5)

@@ -1,6 +1,6 @@
-//! The reference scenarios (copied from shared/scenarios/{fair,capacity}, each one of YARN's
-//! own Fair Scheduler or ProportionalCapacityPreemptionPolicy tests) and fairloom's own
-//! scenarios must pass, with the auditor run after every step.
+//! The reference scenarios (`scenarios/reference` and `scenarios/capacity-reference`, each
+//! one of YARN's own Fair Scheduler or ProportionalCapacityPreemptionPolicy tests
+//! transcribed) and fairloom's own scenarios must pass, with the auditor run after every step.
 
 use std::path::{Path, PathBuf};
 

@@ -80,7 +80,7 @@ impl CapacityScheduler {
     /// Forget a finished or rejected application once its owner needs it no more: its slot
     /// is free for the next submission, and nothing of it stays but its per-partition
     /// figures (all zero). Refused while it lives or holds containers or reservations.
-    pub fn forget_app(&mut self, id: AppId) -> Result<(), SchedulerError> {
+    pub(crate) fn forget_app(&mut self, id: AppId) -> Result<(), SchedulerError> {
         if !self.holds(id) {
             return Err(SchedulerError::InvalidRequest(format!("no application {id:?} to forget")));
         }
@@ -194,7 +194,7 @@ impl CapacityScheduler {
 
     /// Submit an application: it is accepted into a leaf (and activated when the AM limits
     /// allow) or rejected with YARN's reason.
-    pub fn submit(&mut self, spec: &SubmitSpec<'_>, now: Millis) -> AppId {
+    pub(crate) fn submit(&mut self, spec: &SubmitSpec<'_>, now: Millis) -> AppId {
         let id = self.new_app(spec, now);
         let app_id = self.apps[id.index()].yarn_id.to_string();
         let leaf = match self.resolve_queue(spec.queue) {
@@ -393,7 +393,11 @@ impl CapacityScheduler {
     }
 
     /// A container finished on its node or was given back by its AM.
-    pub fn complete_container(&mut self, container: ContainerId, exit_status: i32) -> Result<(), SchedulerError> {
+    pub(crate) fn complete_container(
+        &mut self,
+        container: ContainerId,
+        exit_status: i32,
+    ) -> Result<(), SchedulerError> {
         if !self.cluster.is_live(container) {
             return Err(SchedulerError::ContainerNotLive(format!("#{}", container.0)));
         }
@@ -421,7 +425,7 @@ impl CapacityScheduler {
 
     /// The application finishes: containers released, reservations dropped, it leaves its
     /// queue (which may activate waiting applications).
-    pub fn finish_app(&mut self, app: AppId) -> Result<(), SchedulerError> {
+    pub(crate) fn finish_app(&mut self, app: AppId) -> Result<(), SchedulerError> {
         if !self.apps[app.index()].is_alive() {
             return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
         }
@@ -488,7 +492,7 @@ impl CapacityScheduler {
     /// Move an application to another leaf as YARN's `moveApplication`: the target must be
     /// a RUNNING leaf below its limits that may use the app's label; the app's containers
     /// move with it and it is activated there as a new submission would be.
-    pub fn move_app(&mut self, app: AppId, target: &str) -> Result<QueueId, SchedulerError> {
+    pub(crate) fn move_app(&mut self, app: AppId, target: &str) -> Result<QueueId, SchedulerError> {
         let a = &self.apps[app.index()];
         if !a.is_alive() {
             return Err(SchedulerError::AppNotAlive(a.name.clone()));
@@ -627,7 +631,7 @@ impl CapacityScheduler {
     /// them from its NodeManagers: no limit or locality check. `label`: the node-label
     /// expression they were asked with (default: the node's partition).
     #[allow(clippy::too_many_arguments)]
-    pub fn place_containers(
+    pub(crate) fn place_containers(
         &mut self,
         app: AppId,
         node: NodeId,
@@ -669,7 +673,7 @@ impl CapacityScheduler {
     }
 
     /// Give `node` a reservation for `app` at `priority`, as recovery would.
-    pub fn place_reservation(
+    pub(crate) fn place_reservation(
         &mut self,
         app: AppId,
         node: NodeId,

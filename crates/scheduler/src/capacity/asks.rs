@@ -25,7 +25,7 @@ enum Moved {
 impl CapacityScheduler {
     /// YARN `allocate()` asks: each sets the outstanding ask at (priority, resource name),
     /// capability included.
-    pub fn set_asks(&mut self, app: AppId, asks: &[Ask]) -> Result<(), SchedulerError> {
+    pub(crate) fn set_asks(&mut self, app: AppId, asks: &[Ask]) -> Result<(), SchedulerError> {
         let a = &self.apps[app.index()];
         if !a.is_alive() {
             return Err(SchedulerError::AppNotAlive(a.name.clone()));

@@ -104,7 +104,7 @@ enum IdleCheck {
 
 impl CapacityScheduler {
     /// A NodeManager heartbeat: reported completions first, then allocation on the node.
-    pub fn node_heartbeat_into(
+    pub(crate) fn node_heartbeat_into(
         &mut self,
         node: NodeId,
         completed: &[(ContainerId, i32)],
@@ -124,7 +124,7 @@ impl CapacityScheduler {
 
     /// Allocation on one node (`allocateContainersToNode` with `canAllocateMore`). Delay
     /// scheduling counts missed opportunities, not time; `now` dates new reservations.
-    pub fn node_update_into(&mut self, node: NodeId, now: Millis, out: &mut Vec<Decision>) {
+    pub(crate) fn node_update_into(&mut self, node: NodeId, now: Millis, out: &mut Vec<Decision>) {
         let from = out.len();
         self.node_walk(node, now, out);
         self.counters.decisions.decisions(&out[from..], &self.cluster);

@@ -96,7 +96,7 @@ impl CapacityScheduler {
     }
 
     /// Every mismatch between an incremental aggregate and its recomputed value.
-    pub fn audit(&self) -> Vec<Mismatch> {
+    pub(crate) fn audit(&self) -> Vec<Mismatch> {
         let mut out = Vec::new();
         let asks = self.apps.iter().flat_map(|a| a.requests.iter().flat_map(|r| r.locations.keys().copied()));
         self.cluster.audit(&mut out, asks);

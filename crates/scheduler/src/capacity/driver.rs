@@ -16,7 +16,7 @@ use crate::phases::{PhaseClock, PhaseTimes};
 
 impl CapacityScheduler {
     /// Register nodes; capacities are resolved once for all of them.
-    pub fn add_nodes(&mut self, nodes: &[NodeSpec<'_>]) -> Result<Vec<NodeId>, SchedulerError> {
+    pub(crate) fn add_nodes(&mut self, nodes: &[NodeSpec<'_>]) -> Result<Vec<NodeId>, SchedulerError> {
         let mut partitions = Vec::with_capacity(nodes.len());
         for n in nodes {
             let label = n.label.unwrap_or("");
@@ -34,7 +34,7 @@ impl CapacityScheduler {
     }
 
     /// The node is lost: its containers end (ABORTED) and its reservation goes.
-    pub fn remove_node(&mut self, node: NodeId) {
+    pub(crate) fn remove_node(&mut self, node: NodeId) {
         if self.cluster.node(node).removed {
             return;
         }
@@ -74,7 +74,7 @@ impl CapacityScheduler {
     }
 
     /// The periodic update: one round of the preemption policy when the monitor is on.
-    pub fn update(&mut self, now: Millis) {
+    pub(crate) fn update(&mut self, now: Millis) {
         self.counters.updates += 1;
         if self.policy.enabled {
             self.preemption_round(now);

@@ -334,7 +334,7 @@ impl CapacityScheduler {
     }
 
     /// Time the allocation's phases with the driver's clock (counters are kept regardless).
-    pub fn set_phase_clock(&mut self, clock: Box<dyn PhaseClock>) {
+    pub(crate) fn set_phase_clock(&mut self, clock: Box<dyn PhaseClock>) {
         self.phase_clock.set(clock);
     }
 

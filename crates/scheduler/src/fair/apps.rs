@@ -14,7 +14,7 @@ use crate::ids::{AppId, ContainerId, NodeId, QueueId};
 impl FairScheduler {
     /// Submit an application. It is always recorded: placed in a queue (runnable or waiting)
     /// or rejected with a reason. `am`: the AM container's size, `None` for an unmanaged AM.
-    pub fn submit(
+    pub(crate) fn submit(
         &mut self,
         name: &str,
         requested_queue: &str,
@@ -182,7 +182,7 @@ impl FairScheduler {
     /// is free for the next submission, and nothing of it stays (an RM running for months
     /// submits millions). Refused while it lives, holds containers, or its demand is still
     /// counted (an update takes it out).
-    pub fn forget_app(&mut self, id: AppId) -> Result<(), SchedulerError> {
+    pub(crate) fn forget_app(&mut self, id: AppId) -> Result<(), SchedulerError> {
         if !self.holds(id) {
             return Err(SchedulerError::InvalidRequest(format!("no application {id:?} to forget")));
         }
@@ -233,7 +233,7 @@ impl FairScheduler {
     /// name), replacing what that name asked before. As in YARN (AppSchedulingInfo keys
     /// requests by priority, each key's asks by name), one entry holds a priority's asks, and
     /// a host, its rack and `*` may each ask for another size.
-    pub fn set_asks(&mut self, app: AppId, asks: &[Ask]) -> Result<(), SchedulerError> {
+    pub(crate) fn set_asks(&mut self, app: AppId, asks: &[Ask]) -> Result<(), SchedulerError> {
         if !self.apps[app.index()].is_alive() {
             return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
         }
@@ -340,7 +340,11 @@ impl FairScheduler {
     }
 
     /// A container finished on its node (`complete`) or was given back by its AM (`release`).
-    pub fn complete_container(&mut self, container: ContainerId, exit_status: i32) -> Result<(), SchedulerError> {
+    pub(crate) fn complete_container(
+        &mut self,
+        container: ContainerId,
+        exit_status: i32,
+    ) -> Result<(), SchedulerError> {
         if !self.cluster.containers.get(container.index()).is_some_and(|c| c.alive) {
             return Err(SchedulerError::ContainerNotLive(format!("#{}", container.0)));
         }
@@ -382,7 +386,7 @@ impl FairScheduler {
 
     /// The application finishes: its containers are released, its reservations dropped,
     /// and it leaves its queue (which may let waiting applications run).
-    pub fn finish_app(&mut self, app: AppId) -> Result<(), SchedulerError> {
+    pub(crate) fn finish_app(&mut self, app: AppId) -> Result<(), SchedulerError> {
         if !self.apps[app.index()].is_alive() {
             return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
         }
@@ -432,7 +436,7 @@ impl FairScheduler {
     /// Move a running application to another leaf, as YARN's moveApplicationAcrossQueues:
     /// refused when the target is not a leaf, or would break maxRunningApps or maxResources
     /// on a queue below the lowest common ancestor.
-    pub fn move_app(&mut self, app: AppId, target: &str) -> Result<QueueId, SchedulerError> {
+    pub(crate) fn move_app(&mut self, app: AppId, target: &str) -> Result<QueueId, SchedulerError> {
         if !self.apps[app.index()].is_alive() {
             return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
         }
@@ -525,7 +529,7 @@ impl FairScheduler {
 
     /// Put running containers on a node directly, as an RM recovering after a restart
     /// learns them from node managers: no limit, share or locality check.
-    pub fn place_containers(
+    pub(crate) fn place_containers(
         &mut self,
         app: AppId,
         node: NodeId,
@@ -563,7 +567,7 @@ impl FairScheduler {
     }
 
     /// Give `node` a reservation for `app`, as recovery would.
-    pub fn place_reservation(
+    pub(crate) fn place_reservation(
         &mut self,
         app: AppId,
         node: NodeId,

@@ -21,19 +21,12 @@ enum Assigned {
 }
 
 impl FairScheduler {
-    /// Node heartbeat: assign containers on `node` by the scheduler's own rules.
-    pub fn node_update(&mut self, node: NodeId, now: Millis) -> Vec<Decision> {
-        let mut decisions = Vec::new();
-        self.node_update_into(node, now, &mut decisions);
-        decisions
-    }
-
     /// A NodeManager heartbeat as YARN's `nodeUpdate` takes it: the containers the node
     /// reports finished are released first, then the node is offered to the queues. A
     /// reported container that is not live on this node (its AM released it already, or it
     /// was preempted) is skipped, as YARN skips a completed container it no longer knows.
     /// Returns how many containers it released.
-    pub fn node_heartbeat_into(
+    pub(crate) fn node_heartbeat_into(
         &mut self,
         node: NodeId,
         completed: &[(ContainerId, i32)],
@@ -51,9 +44,9 @@ impl FairScheduler {
         released
     }
 
-    /// [`Self::node_update`], appending to a buffer the caller reuses (a heartbeat then
+    /// A heartbeat's walk, appending to a buffer the caller reuses (a heartbeat then
     /// allocates nothing on the heap unless a decision needs more room).
-    pub fn node_update_into(&mut self, node: NodeId, now: Millis, decisions: &mut Vec<Decision>) {
+    pub(crate) fn node_update_into(&mut self, node: NodeId, now: Millis, decisions: &mut Vec<Decision>) {
         let from = decisions.len();
         self.node_walk(node, now, decisions);
         self.counters.decisions.decisions(&decisions[from..], &self.cluster);

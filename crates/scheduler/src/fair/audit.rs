@@ -10,7 +10,7 @@ use crate::ids::QueueId;
 impl FairScheduler {
     /// Every mismatch between an incremental aggregate and its value recomputed from the
     /// live containers, requests and apps. Empty when the state is consistent.
-    pub fn audit(&self) -> Vec<Mismatch> {
+    pub(crate) fn audit(&self) -> Vec<Mismatch> {
         let mut out = Vec::new();
         let mut app_usage = vec![Resource::none(); self.apps.len()];
         let mut app_count = vec![0usize; self.apps.len()];

@@ -155,7 +155,7 @@ impl FairScheduler {
     // ----- nodes -----------------------------------------------------------------------
 
     /// Register many nodes at once: shares are recomputed once, not per node.
-    pub fn add_nodes<'a>(
+    pub(crate) fn add_nodes<'a>(
         &mut self,
         nodes: impl IntoIterator<Item = (&'a str, Option<&'a str>, Resource)>,
     ) -> Result<Vec<NodeId>, SchedulerError> {
@@ -188,7 +188,7 @@ impl FairScheduler {
     }
 
     /// The node is lost: its containers complete (exit status ABORTED) and its reservation goes.
-    pub fn remove_node(&mut self, node: NodeId) {
+    pub(crate) fn remove_node(&mut self, node: NodeId) {
         if self.cluster.nodes[node.index()].removed {
             return;
         }
@@ -271,7 +271,7 @@ impl FairScheduler {
     }
 
     /// The app's live containers.
-    pub fn app_containers(&self, app: AppId) -> crate::live::LiveIter<'_> {
+    pub(crate) fn app_containers(&self, app: AppId) -> crate::live::LiveIter<'_> {
         self.apps[app.index()].live.iter(&self.cluster.container_gen)
     }
 
@@ -414,7 +414,7 @@ impl Clone for FairScheduler {
 
 impl FairScheduler {
     /// Time the walk's phases with the driver's clock (counters are kept regardless).
-    pub fn set_phase_clock(&mut self, clock: Box<dyn crate::phases::PhaseClock>) {
+    pub(crate) fn set_phase_clock(&mut self, clock: Box<dyn crate::phases::PhaseClock>) {
         self.phase_clock.set(clock);
     }
 }

@@ -12,7 +12,7 @@ use crate::ids::{AppId, QueueId};
 impl FairScheduler {
     /// YARN's update thread, once: tidy the tree, recompute demand and fair shares, then
     /// starvation and preemption (identify, mark, and kill what has waited long enough).
-    pub fn update(&mut self, now: Millis) {
+    pub(crate) fn update(&mut self, now: Millis) {
         self.update_with(now, None);
     }
 
