@@ -77,14 +77,14 @@ fn compare(w: &Workload, duration_ms: i64, args: &SimArgs) -> Result<ExitCode> {
         let report = simulate(&w, opts, args.seed)?;
         rows.push((label, report));
     }
-    let base = num(&rows[0].1["cps"]).max(f64::MIN_POSITIVE);
+    let base = rows[0].1.cps.max(f64::MIN_POSITIVE);
     if args.json {
         let steps: Vec<Value> = rows
             .iter()
             .map(|(label, r)| {
-                serde_json::json!({"step": label, "cps": r["cps"], "allocations": r["allocations"],
-                    "scheduler_seconds": r["scheduler_seconds"], "ratio": num(&r["cps"]) / base,
-                    "audit_mismatches": r["audit_mismatches"], "decisions_digest": r["decisions_digest"]})
+                serde_json::json!({"step": label, "cps": r.cps, "allocations": r.allocations,
+                    "scheduler_seconds": r.scheduler_seconds, "ratio": r.cps / base,
+                    "audit_mismatches": r.audit_mismatches, "decisions_digest": r.decisions_digest})
             })
             .collect();
         crate::outln!("{}", serde_json::to_string_pretty(&serde_json::json!({"workload": w.name, "compare": steps}))?);
@@ -103,15 +103,15 @@ fn compare(w: &Workload, duration_ms: i64, args: &SimArgs) -> Result<ExitCode> {
             crate::outln!(
                 "{:<52} {:>12} {:>12.3} {:>10.0} {:>7.1}x  {}",
                 label,
-                r["allocations"].as_u64().unwrap_or(0),
-                num(&r["scheduler_seconds"]),
-                num(&r["cps"]),
-                num(&r["cps"]) / base,
-                r["decisions_digest"].as_str().unwrap_or("-")
+                r.allocations,
+                r.scheduler_seconds,
+                r.cps,
+                r.cps / base,
+                r.decisions_digest
             );
         }
     }
-    let same = rows.iter().all(|(_, r)| r["decisions_digest"] == rows[0].1["decisions_digest"]);
+    let same = rows.iter().all(|(_, r)| r.decisions_digest == rows[0].1.decisions_digest);
     if !same {
         eprintln!("warning: the steps made different decisions (their digests differ); the switches should not");
     }
@@ -323,7 +323,7 @@ pub fn run(args: &SimArgs) -> Result<ExitCode> {
     let opts =
         SimOptions { duration_ms, progress: !args.json, phase_timers: args.phase_timers, ..SimOptions::default() };
     let mut report = simulate(&w, opts, args.seed)?;
-    report["wall_seconds"] = serde_json::json!(started.elapsed().as_secs_f64());
+    report.wall_seconds = Some(started.elapsed().as_secs_f64());
     if let Some(dir) = &args.report {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let write = |name: &str, text: &str| {
@@ -341,46 +341,46 @@ pub fn run(args: &SimArgs) -> Result<ExitCode> {
         crate::outln!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let lat = &report["ask_to_allocation_ms"];
     crate::outln!("workload            {}", w.name);
     crate::outln!("                    {}", w.description);
-    crate::outln!("simulated           {:.0} s", num(&report["simulated_seconds"]));
-    crate::outln!("allocations         {}", report["allocations"]);
-    crate::outln!("scheduler time      {:.3} s", num(&report["scheduler_seconds"]));
-    crate::outln!("CPS                 {:.0} containers scheduled per second of scheduler time", num(&report["cps"]));
-    crate::outln!("wall time           {:.3} s (workload, driver and scheduler)", num(&report["wall_seconds"]));
-    crate::outln!("decisions digest    {}", report["decisions_digest"].as_str().unwrap_or("-"));
-    match report["valid_schedule_per_min"].as_f64() {
+    crate::outln!("simulated           {:.0} s", report.simulated_seconds);
+    crate::outln!("allocations         {}", report.allocations);
+    crate::outln!("scheduler time      {:.3} s", report.scheduler_seconds);
+    crate::outln!("CPS                 {:.0} containers scheduled per second of scheduler time", report.cps);
+    crate::outln!("wall time           {:.3} s (workload, driver and scheduler)", report.wall_seconds.unwrap_or(0.0));
+    crate::outln!("decisions digest    {}", report.decisions_digest);
+    match report.valid_schedule_per_min {
         Some(v) => crate::outln!("validSchedule       {:.2} of simulated minutes valid ({:.0} per day)", v, v * 1440.0),
         None => crate::outln!("validSchedule       - (under a minute simulated)"),
     }
-    crate::outln!("utilization (mean)  {:.1}%", num(&report["utilization_mean"]) * 100.0);
-    if !lat.is_null() {
-        crate::outln!("ask → allocation    p50 {} ms, p99 {} ms, max {} ms", lat["p50"], lat["p99"], lat["max"]);
+    crate::outln!("utilization (mean)  {:.1}%", report.utilization_mean * 100.0);
+    if let Some(lat) = &report.ask_to_allocation_ms {
+        crate::outln!("ask → allocation    p50 {} ms, p99 {} ms, max {} ms", lat.p50, lat.p99, lat.max);
     }
     crate::outln!("phases (s / calls)");
-    for (name, p) in report["phases"].as_object().into_iter().flatten() {
-        crate::outln!("  {name:<16}  {:>10.3}  {:>12}", num(&p["seconds"]), p["calls"]);
+    for (name, p) in &report.phases {
+        crate::outln!("  {name:<16}  {:>10.3}  {:>12}", p.seconds, p.calls);
     }
-    let core = &report["core_phases"];
+    let core = &report.core_phases;
     if args.phase_timers {
+        let secs = |s: Option<f64>| s.unwrap_or(0.0);
         crate::outln!(
             "inside heartbeats   reservations {:.3} s, pre-checks {:.3} s, ordering {:.3} s, assignment {:.3} s",
-            num(&core["reservations_seconds"]),
-            num(&core["precheck_seconds"]),
-            num(&core["ordering_seconds"]),
-            num(&core["assignment_seconds"])
+            secs(core.reservations_seconds),
+            secs(core.precheck_seconds),
+            secs(core.ordering_seconds),
+            secs(core.assignment_seconds)
         );
     }
     crate::outln!(
         "                    {} parents visited, {} children skipped (no demand), {} app attempts",
-        core["parents_visited"],
-        core["children_skipped"],
-        core["apps_tried"]
+        core.parents_visited,
+        core.children_skipped,
+        core.apps_tried
     );
-    crate::outln!("audit               {} runs, {} mismatches", report["audit_runs"], report["audit_mismatches"]);
-    if let Some(rss) = report["peak_rss_bytes"].as_u64() {
+    crate::outln!("audit               {} runs, {} mismatches", report.audit_runs, report.audit_mismatches);
+    if let Some(rss) = report.peak_rss_bytes {
         crate::outln!("peak memory         {:.1} MiB", rss as f64 / (1024.0 * 1024.0));
     }
-    Ok(if report["audit_mismatches"].as_u64() == Some(0) { ExitCode::SUCCESS } else { ExitCode::from(3) })
+    Ok(if report.audit_mismatches == 0 { ExitCode::SUCCESS } else { ExitCode::from(3) })
 }

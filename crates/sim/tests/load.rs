@@ -3,8 +3,7 @@
 use std::path::Path;
 
 use fairloom_config::Properties;
-use fairloom_sim::load::{presets, simulate, sls, SimOptions};
-use serde_json::Value;
+use fairloom_sim::load::{presets, simulate, sls, SimOptions, SimReport};
 
 fn data(name: &str) -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)).unwrap()
@@ -15,18 +14,16 @@ fn opts(seconds: i64) -> SimOptions {
 }
 
 /// The figures that must repeat exactly (timings aside).
-fn decisions(r: &Value) -> Value {
-    let minutes: Vec<&Value> = r["per_minute"].as_array().unwrap().iter().map(|m| &m["allocations"]).collect();
-    serde_json::json!([
-        r["allocations"],
-        r["completions"],
-        r["reservations"],
-        r["samples"],
+fn decisions(r: &SimReport) -> impl PartialEq + std::fmt::Debug + '_ {
+    let minutes: Vec<u64> = r.per_minute.iter().map(|m| m.allocations).collect();
+    (
+        (r.allocations, r.completions, r.reservations),
+        &r.samples,
         minutes,
-        r["apps"],
-        r["ask_to_allocation_ms"],
-        r["decisions_digest"]
-    ])
+        &r.apps,
+        &r.ask_to_allocation_ms,
+        &r.decisions_digest,
+    )
 }
 
 #[test]
@@ -37,10 +34,10 @@ fn sls_trace_runs_every_job_to_the_end() {
     assert_eq!(w.nodes.len(), 4);
     let r = simulate(&w, opts(120), 1).unwrap();
     // 2 AMs + 5 tasks of etl_1 (4 maps, one entry with count 2, and a reduce) + 2 of dag_1
-    assert_eq!(r["allocations"], 9);
-    assert_eq!(r["completions"], 7);
-    assert_eq!(r["apps"]["finished"], 2);
-    assert_eq!(r["audit_mismatches"], 0);
+    assert_eq!(r.allocations, 9);
+    assert_eq!(r.completions, 7);
+    assert_eq!(r.apps.finished, 2);
+    assert_eq!(r.audit_mismatches, 0);
 }
 
 #[test]
@@ -56,10 +53,11 @@ fn synth_workload_runs_and_repeats_with_its_seed() {
     let w = sls::from_synth(&data("synth.json"), &data("allocations.xml"), Properties::new(), 1).unwrap();
     assert_eq!((w.apps.len(), w.nodes.len()), (6, 8));
     let a = simulate(&w, opts(120), 1).unwrap();
-    assert_eq!(a["apps"]["finished"], 6);
-    assert_eq!(a["audit_mismatches"], 0);
+    assert_eq!(a.apps.finished, 6);
+    assert_eq!(a.audit_mismatches, 0);
     let w2 = sls::from_synth(&data("synth.json"), &data("allocations.xml"), Properties::new(), 1).unwrap();
-    assert_eq!(decisions(&a), decisions(&simulate(&w2, opts(120), 1).unwrap()));
+    let b = simulate(&w2, opts(120), 1).unwrap();
+    assert_eq!(decisions(&a), decisions(&b));
 }
 
 #[test]
@@ -68,13 +66,13 @@ fn same_seed_same_allocations() {
     let a = simulate(&presets::generate(shape, 3), opts(50), 3).unwrap();
     let b = simulate(&presets::generate(shape, 3), opts(50), 3).unwrap();
     assert_eq!(decisions(&a), decisions(&b));
-    assert!(a["allocations"].as_u64().unwrap() > 30_000, "{}", a["allocations"]);
-    assert_eq!(a["audit_mismatches"], 0);
-    assert!(a["utilization_mean"].as_f64().unwrap() > 0.5);
+    assert!(a.allocations > 30_000, "{}", a.allocations);
+    assert_eq!(a.audit_mismatches, 0);
+    assert!(a.utilization_mean > 0.5);
     // a different seed gives a different queue tree (weights), so different shares
     let c = simulate(&presets::generate(shape, 4), opts(50), 4).unwrap();
     assert_ne!(decisions(&a), decisions(&c));
-    assert_ne!(a["decisions_digest"], c["decisions_digest"]);
+    assert_ne!(a.decisions_digest, c.decisions_digest);
 }
 
 #[test]
@@ -83,13 +81,13 @@ fn the_decisions_digest_follows_the_decisions() {
         sls::from_trace(&data("trace.json"), Some(&data("nodes.json")), &data("allocations.xml"), Properties::new())
             .unwrap();
     let a = simulate(&w, opts(120), 1).unwrap();
-    let digest = a["decisions_digest"].as_str().unwrap().to_string();
+    let digest = a.decisions_digest.clone();
     assert_eq!(digest.len(), 16);
-    assert_eq!(simulate(&w, opts(120), 1).unwrap()["decisions_digest"], digest.as_str());
+    assert_eq!(simulate(&w, opts(120), 1).unwrap().decisions_digest, digest.as_str());
     // Stopping before the last allocation leaves it out.
     let early = simulate(&w, SimOptions { duration_ms: 1_000, ..opts(1) }, 1).unwrap();
-    assert!(early["allocations"].as_u64() < a["allocations"].as_u64());
-    assert_ne!(early["decisions_digest"], digest.as_str());
+    assert!(early.allocations < a.allocations);
+    assert_ne!(early.decisions_digest, digest.as_str());
 }
 
 #[test]
@@ -115,8 +113,8 @@ fn every_preset_generates_its_shape() {
 fn yunikorn_preset_places_every_ask() {
     let shape = presets::shape("yunikorn-10k").unwrap();
     let r = simulate(&presets::generate(shape, 1), opts(5), 1).unwrap();
-    assert_eq!(r["allocations"], 10_000);
-    assert_eq!(r["audit_mismatches"], 0);
+    assert_eq!(r.allocations, 10_000);
+    assert_eq!(r.audit_mismatches, 0);
 }
 
 #[test]

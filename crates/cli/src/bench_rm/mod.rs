@@ -495,13 +495,9 @@ fn in_process(args: &BenchRmArgs, apps: usize) -> Result<(f64, f64)> {
     let report = fairloom_sim::load::simulate(&w, opts.clone(), 1).map_err(|e| anyhow!("{e}"))?;
     let timed =
         fairloom_sim::load::simulate(&w, SimOptions { phase_timers: true, ..opts }, 1).map_err(|e| anyhow!("{e}"))?;
-    let phases = &timed["core_phases"];
-    let walk: f64 = ["reservations_seconds", "precheck_seconds", "ordering_seconds", "assignment_seconds"]
-        .iter()
-        .filter_map(|k| phases[*k].as_f64())
-        .sum();
-    let allocations = timed["allocations"].as_f64().unwrap_or(0.0);
-    Ok((report["cps"].as_f64().unwrap_or(0.0), if walk > 0.0 { allocations / walk } else { 0.0 }))
+    let walk = timed.core_phases.walk_seconds();
+    let allocations = timed.allocations as f64;
+    Ok((report.cps, if walk > 0.0 { allocations / walk } else { 0.0 }))
 }
 
 pub fn run(args: &BenchRmArgs) -> Result<ExitCode> {

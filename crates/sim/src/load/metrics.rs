@@ -7,7 +7,10 @@ use std::time::Instant;
 
 use fairloom_model::Resource;
 use fairloom_scheduler::driver::{AnyScheduler, AppState};
-use serde_json::{json, Value};
+
+use super::figures::{
+    AppCounts, CorePhases, Latency, MinuteFigures, PhaseFigures, SampleFigures, SchedulerCounters, SimReport,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
@@ -44,17 +47,6 @@ pub struct Minute {
 }
 
 #[derive(Debug, Clone)]
-pub struct Sample {
-    pub t_ms: i64,
-    pub utilization_memory: f64,
-    pub utilization_vcores: f64,
-    pub pending_memory_mb: i64,
-    pub running_containers: u64,
-    /// (usage MB, instantaneous fair share MB) of each top-level queue.
-    pub queues: Vec<(i64, i64)>,
-}
-
-#[derive(Debug, Clone)]
 pub struct Metrics {
     pub duration_ms: i64,
     pub scheduler_ns: u64,
@@ -67,7 +59,7 @@ pub struct Metrics {
     pub apps_rejected: u64,
     pub apps_finished: u64,
     pub minutes: Vec<Minute>,
-    pub samples: Vec<Sample>,
+    pub samples: Vec<SampleFigures>,
     pub latency_ms: Vec<u32>,
     pub audit_runs: u64,
     pub audit_mismatches: u64,
@@ -147,7 +139,7 @@ impl Metrics {
             self.queue_names = top.to_vec();
         }
         let by_name = |name: &String| queues.iter().find(|q| &q.name == name);
-        self.samples.push(Sample {
+        self.samples.push(SampleFigures {
             t_ms: t,
             utilization_memory: um,
             utilization_vcores: uv,
@@ -179,80 +171,82 @@ impl Metrics {
             / self.samples.len() as f64
     }
 
-    fn latency(&mut self) -> Value {
+    fn latency(&mut self) -> Option<Latency> {
         if self.latency_ms.is_empty() {
-            return Value::Null;
+            return None;
         }
         self.latency_ms.sort_unstable();
         let n = self.latency_ms.len();
         let at = |q: f64| self.latency_ms[((n as f64 - 1.0) * q).round() as usize];
         let mean = self.latency_ms.iter().map(|&x| x as f64).sum::<f64>() / n as f64;
-        json!({"count": n, "mean": mean, "p50": at(0.5), "p90": at(0.9), "p99": at(0.99), "max": self.latency_ms[n - 1]})
+        Some(Latency { count: n, mean, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: self.latency_ms[n - 1] })
     }
 
-    /// The `--json` document.
-    pub fn to_json(
+    /// The run's figures (`core_phases` aside: the scheduler's, filled by the caller).
+    pub fn report(
         &mut self,
         workload: &str,
         description: &str,
         seed: u64,
         counters: &fairloom_scheduler::Counters,
         preemption: &[(&'static str, i64)],
-    ) -> Value {
-        let phases: serde_json::Map<String, Value> = PHASES
+    ) -> SimReport {
+        let phases = PHASES
             .iter()
             .enumerate()
             .map(|(i, (_, name))| {
-                (name.to_string(), json!({"seconds": self.phase_ns[i] as f64 / 1e9, "calls": self.phase_calls[i]}))
+                let figures = PhaseFigures { seconds: self.phase_ns[i] as f64 / 1e9, calls: self.phase_calls[i] };
+                (name.to_string(), figures)
             })
             .collect();
-        let minutes: Vec<Value> = self
+        let per_minute = self
             .minutes
             .iter()
             .enumerate()
             .filter(|(i, _)| (*i as i64) * 60_000 < self.duration_ms)
             .map(|(i, m)| {
                 let cps = if m.scheduler_ns > 0 { m.allocations as f64 / (m.scheduler_ns as f64 / 1e9) } else { 0.0 };
-                json!({"minute": i, "allocations": m.allocations, "cps": cps, "valid": m.valid})
-            })
-            .collect();
-        let samples: Vec<Value> = self
-            .samples
-            .iter()
-            .map(|s| {
-                json!({"t_ms": s.t_ms, "utilization_memory": s.utilization_memory, "utilization_vcores": s.utilization_vcores,
-                       "pending_memory_mb": s.pending_memory_mb, "running_containers": s.running_containers,
-                       "queues": s.queues.iter().map(|(u, f)| json!([u, f])).collect::<Vec<_>>()})
+                MinuteFigures { minute: i, allocations: m.allocations, cps, valid: m.valid }
             })
             .collect();
         let valid = self.valid_schedule_per_min();
-        json!({
-            "workload": workload,
-            "description": description,
-            "seed": seed,
-            "cps": self.cps(),
-            "allocations": self.allocations,
-            "completions": self.completions,
-            "reservations": self.reservations,
-            "scheduler_seconds": self.scheduler_ns as f64 / 1e9,
-            "simulated_seconds": self.duration_ms as f64 / 1e3,
-            "valid_schedule_per_min": valid,
-            "valid_schedule_per_day": valid.map(|v| v * 1440.0),
-            "utilization_mean": self.utilization_mean(),
-            "apps": {"submitted": self.apps_submitted, "rejected": self.apps_rejected, "finished": self.apps_finished},
-            "ask_to_allocation_ms": self.latency(),
-            "phases": phases,
-            "scheduler_counters": {"heartbeats": counters.heartbeats, "updates": counters.updates,
-                "containers_allocated": counters.containers_allocated, "reservations_made": counters.reservations_made},
-            "decisions_digest": counters.decisions.hex(),
-            "preemption": preemption.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<String, Value>>(),
-            "audit_runs": self.audit_runs,
-            "audit_mismatches": self.audit_mismatches,
-            "peak_rss_bytes": peak_rss_bytes(),
-            "per_minute": minutes,
-            "samples": samples,
-            "queue_names": self.queue_names,
-        })
+        SimReport {
+            workload: workload.to_string(),
+            description: description.to_string(),
+            seed,
+            cps: self.cps(),
+            allocations: self.allocations,
+            completions: self.completions,
+            reservations: self.reservations,
+            scheduler_seconds: self.scheduler_ns as f64 / 1e9,
+            simulated_seconds: self.duration_ms as f64 / 1e3,
+            valid_schedule_per_min: valid,
+            valid_schedule_per_day: valid.map(|v| v * 1440.0),
+            utilization_mean: self.utilization_mean(),
+            apps: AppCounts {
+                submitted: self.apps_submitted,
+                rejected: self.apps_rejected,
+                finished: self.apps_finished,
+            },
+            ask_to_allocation_ms: self.latency(),
+            phases,
+            scheduler_counters: SchedulerCounters {
+                heartbeats: counters.heartbeats,
+                updates: counters.updates,
+                containers_allocated: counters.containers_allocated,
+                reservations_made: counters.reservations_made,
+            },
+            decisions_digest: counters.decisions.hex(),
+            preemption: preemption.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            audit_runs: self.audit_runs,
+            audit_mismatches: self.audit_mismatches,
+            peak_rss_bytes: peak_rss_bytes(),
+            per_minute,
+            samples: self.samples.clone(),
+            queue_names: self.queue_names.clone(),
+            core_phases: CorePhases::default(),
+            wall_seconds: None,
+        }
     }
 }
 

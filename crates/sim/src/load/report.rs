@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use serde_json::Value;
+use super::figures::{SampleFigures, SimReport};
 
 const COLORS: [&str; 8] = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
 
@@ -136,30 +136,30 @@ fn line_chart(title: &str, y_label: &str, series: &[Series], y_max: Option<f64>,
     svg
 }
 
-fn samples(report: &Value, f: impl Fn(&Value) -> f64) -> Vec<(f64, f64)> {
-    report["samples"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|s| (s["t_ms"].as_f64().unwrap_or(0.0) / 1000.0, f(s)))
-        .collect()
+fn samples(report: &SimReport, f: impl Fn(&SampleFigures) -> f64) -> Vec<(f64, f64)> {
+    report.samples.iter().map(|s| (s.t_ms as f64 / 1000.0, f(s))).collect()
+}
+
+/// One top-level queue's (usage, share) in a sample, in MB; 0 where the sample lacks it.
+fn queue_at(s: &SampleFigures, q: usize) -> (f64, f64) {
+    s.queues.get(q).map_or((0.0, 0.0), |&(usage, share)| (usage as f64, share as f64))
 }
 
 /// The charts of a report, in page order (also written as separate .svg files).
-pub fn charts(report: &Value) -> Vec<(&'static str, String)> {
+pub fn charts(report: &SimReport) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     let util = vec![
         Series {
             name: "memory".into(),
             color: COLORS[0],
             dashed: false,
-            points: samples(report, |s| s["utilization_memory"].as_f64().unwrap_or(0.0) * 100.0),
+            points: samples(report, |s| s.utilization_memory * 100.0),
         },
         Series {
             name: "vcores".into(),
             color: COLORS[1],
             dashed: true,
-            points: samples(report, |s| s["utilization_vcores"].as_f64().unwrap_or(0.0) * 100.0),
+            points: samples(report, |s| s.utilization_vcores * 100.0),
         },
     ];
     out.push(("utilization", line_chart("Cluster utilization", "% allocated", &util, Some(100.0), false)));
@@ -167,15 +167,10 @@ pub fn charts(report: &Value) -> Vec<(&'static str, String)> {
         name: String::new(),
         color: COLORS[3],
         dashed: false,
-        points: samples(report, |s| s["pending_memory_mb"].as_f64().unwrap_or(0.0) / 1024.0),
+        points: samples(report, |s| s.pending_memory_mb as f64 / 1024.0),
     }];
     out.push(("pending", line_chart("Pending demand (outstanding asks)", "GiB", &pending, None, false)));
-    let minutes: Vec<(f64, f64)> = report["per_minute"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|m| (m["minute"].as_f64().unwrap_or(0.0) * 60.0 + 30.0, m["cps"].as_f64().unwrap_or(0.0)))
-        .collect();
+    let minutes: Vec<(f64, f64)> = report.per_minute.iter().map(|m| (m.minute as f64 * 60.0 + 30.0, m.cps)).collect();
     let cps = vec![Series { name: String::new(), color: COLORS[2], dashed: false, points: minutes }];
     out.push((
         "cps",
@@ -183,11 +178,9 @@ pub fn charts(report: &Value) -> Vec<(&'static str, String)> {
     ));
     // The two busiest and the two least busy top-level queues: usage solid, instantaneous
     // fair share dashed.
-    let names: Vec<String> =
-        report["queue_names"].as_array().into_iter().flatten().filter_map(|v| v.as_str().map(str::to_string)).collect();
-    let mut ranked: Vec<(usize, f64)> = (0..names.len())
-        .map(|q| (q, samples(report, |s| s["queues"][q][0].as_f64().unwrap_or(0.0)).iter().map(|p| p.1).sum::<f64>()))
-        .collect();
+    let names = &report.queue_names;
+    let mut ranked: Vec<(usize, f64)> =
+        (0..names.len()).map(|q| (q, samples(report, |s| queue_at(s, q).0).iter().map(|p| p.1).sum::<f64>())).collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     let mut picked: Vec<(usize, f64)> = ranked.iter().take(2).copied().collect();
     let quiet: Vec<(usize, f64)> = ranked.iter().rev().take(2).filter(|r| !picked.contains(r)).copied().collect();
@@ -199,13 +192,13 @@ pub fn charts(report: &Value) -> Vec<(&'static str, String)> {
             name: format!("{} usage", names[q]),
             color,
             dashed: false,
-            points: samples(report, |s| s["queues"][q][0].as_f64().unwrap_or(0.0) / 1024.0),
+            points: samples(report, |s| queue_at(s, q).0 / 1024.0),
         });
         qs.push(Series {
             name: String::new(),
             color,
             dashed: true,
-            points: samples(report, |s| s["queues"][q][1].as_f64().unwrap_or(0.0) / 1024.0),
+            points: samples(report, |s| queue_at(s, q).1 / 1024.0),
         });
     }
     out.push((
@@ -222,33 +215,29 @@ pub fn charts(report: &Value) -> Vec<(&'static str, String)> {
 }
 
 /// The HTML page.
-pub fn html(report: &Value) -> String {
-    let num = |k: &str| report[k].as_f64().unwrap_or(0.0);
+pub fn html(report: &SimReport) -> String {
     let mut rows = vec![
-        ("workload", report["workload"].as_str().unwrap_or("").to_string()),
-        ("description", report["description"].as_str().unwrap_or("").to_string()),
-        ("seed", report["seed"].to_string()),
-        ("simulated", format!("{:.0} s", num("simulated_seconds"))),
-        ("allocations", report["allocations"].to_string()),
-        ("time inside the scheduler", format!("{:.3} s", num("scheduler_seconds"))),
-        ("CPS (containers scheduled per second of scheduler time)", format!("{:.0}", num("cps"))),
+        ("workload", report.workload.clone()),
+        ("description", report.description.clone()),
+        ("seed", report.seed.to_string()),
+        ("simulated", format!("{:.0} s", report.simulated_seconds)),
+        ("allocations", report.allocations.to_string()),
+        ("time inside the scheduler", format!("{:.3} s", report.scheduler_seconds)),
+        ("CPS (containers scheduled per second of scheduler time)", format!("{:.0}", report.cps)),
         (
             "validSchedule per minute",
-            report["valid_schedule_per_min"]
-                .as_f64()
-                .map_or("-".into(), |v| format!("{v:.2} ({:.0} per day)", v * 1440.0)),
+            report.valid_schedule_per_min.map_or("-".into(), |v| format!("{v:.2} ({:.0} per day)", v * 1440.0)),
         ),
-        ("mean utilization", format!("{:.1}%", num("utilization_mean") * 100.0)),
-        ("auditor", format!("{} runs, {} mismatches", report["audit_runs"], report["audit_mismatches"])),
+        ("mean utilization", format!("{:.1}%", report.utilization_mean * 100.0)),
+        ("auditor", format!("{} runs, {} mismatches", report.audit_runs, report.audit_mismatches)),
     ];
-    if let Some(rss) = report["peak_rss_bytes"].as_f64() {
-        rows.push(("peak memory", format!("{:.1} MiB", rss / 1048576.0)));
+    if let Some(rss) = report.peak_rss_bytes {
+        rows.push(("peak memory", format!("{:.1} MiB", rss as f64 / 1048576.0)));
     }
-    let lat = &report["ask_to_allocation_ms"];
-    if !lat.is_null() {
+    if let Some(lat) = &report.ask_to_allocation_ms {
         rows.push((
             "ask → allocation",
-            format!("p50 {} ms, p90 {} ms, p99 {} ms, max {} ms", lat["p50"], lat["p90"], lat["p99"], lat["max"]),
+            format!("p50 {} ms, p90 {} ms, p99 {} ms, max {} ms", lat.p50, lat.p90, lat.p99, lat.max),
         ));
     }
     let mut page = String::from(
@@ -257,19 +246,13 @@ pub fn html(report: &Value) -> String {
          table{border-collapse:collapse;margin-bottom:20px}td{padding:4px 12px;border-bottom:1px solid #eee}\
          td:first-child{color:#555}h1{font-size:22px}</style></head><body>",
     );
-    let _ = write!(page, "<h1>fairloom simulation: {}</h1><table>", escape(report["workload"].as_str().unwrap_or("")));
+    let _ = write!(page, "<h1>fairloom simulation: {}</h1><table>", escape(&report.workload));
     for (k, v) in rows {
         let _ = write!(page, "<tr><td>{}</td><td>{}</td></tr>", escape(k), escape(&v));
     }
     page.push_str("</table><h2>Time inside the scheduler by phase</h2><table>");
-    for (name, p) in report["phases"].as_object().into_iter().flatten() {
-        let _ = write!(
-            page,
-            "<tr><td>{}</td><td>{:.3} s</td><td>{} calls</td></tr>",
-            escape(name),
-            p["seconds"].as_f64().unwrap_or(0.0),
-            p["calls"]
-        );
+    for (name, p) in &report.phases {
+        let _ = write!(page, "<tr><td>{}</td><td>{:.3} s</td><td>{} calls</td></tr>", escape(name), p.seconds, p.calls);
     }
     page.push_str("</table>");
     for (_, svg) in charts(report) {
@@ -282,18 +265,32 @@ pub fn html(report: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::load::figures::{MinuteFigures, PhaseFigures};
 
     #[test]
     fn page_has_every_chart_and_is_self_contained() {
-        let report = json!({
-            "workload": "w<1>", "simulated_seconds": 120.0, "allocations": 10, "cps": 5.0, "scheduler_seconds": 2.0,
-            "samples": [{"t_ms": 0, "utilization_memory": 0.5, "utilization_vcores": 0.25, "pending_memory_mb": 2048, "queues": [[1024, 2048]]},
-                        {"t_ms": 60000, "utilization_memory": 0.9, "utilization_vcores": 0.5, "pending_memory_mb": 0, "queues": [[2048, 2048]]}],
-            "per_minute": [{"minute": 0, "cps": 5.0}, {"minute": 1, "cps": 7.0}],
-            "queue_names": ["root.a"], "phases": {"heartbeat": {"seconds": 1.0, "calls": 3}},
-            "audit_runs": 1, "audit_mismatches": 0
-        });
+        let sample = |t_ms, m, v, pending, queue| SampleFigures {
+            t_ms,
+            utilization_memory: m,
+            utilization_vcores: v,
+            pending_memory_mb: pending,
+            running_containers: 0,
+            queues: vec![queue],
+        };
+        let minute = |minute, cps| MinuteFigures { minute, allocations: 0, cps, valid: None };
+        let report = SimReport {
+            workload: "w<1>".into(),
+            simulated_seconds: 120.0,
+            allocations: 10,
+            cps: 5.0,
+            scheduler_seconds: 2.0,
+            samples: vec![sample(0, 0.5, 0.25, 2048, (1024, 2048)), sample(60_000, 0.9, 0.5, 0, (2048, 2048))],
+            per_minute: vec![minute(0, 5.0), minute(1, 7.0)],
+            queue_names: vec!["root.a".into()],
+            phases: [("heartbeat".to_string(), PhaseFigures { seconds: 1.0, calls: 3 })].into(),
+            audit_runs: 1,
+            ..SimReport::default()
+        };
         let page = html(&report);
         assert_eq!(page.matches("<svg").count(), 4);
         assert!(page.contains("w&lt;1&gt;"));
