@@ -5,7 +5,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context, Result};
-use fairloom_sim::load::{presets, simulate, SimOptions, Workload};
+use fairloom_scheduler::SchedulerKind;
+use fairloom_sim::load::{assemble, simulate, SimOptions, Workload};
 use serde_json::Value;
 
 #[derive(clap::Args)]
@@ -130,14 +131,9 @@ fn site_properties(args: &SimArgs) -> Result<fairloom_config::Properties> {
 }
 
 /// Whether the run uses the Capacity Scheduler.
-fn wants_capacity(args: &SimArgs, site: &fairloom_config::Properties) -> bool {
-    match args.scheduler.as_deref() {
-        Some(s) => s == "capacity",
-        None => {
-            args.capacity.is_some()
-                || site.get("yarn.resourcemanager.scheduler.class").is_some_and(|c| c.contains("CapacityScheduler"))
-        }
-    }
+fn wants_capacity(args: &SimArgs, site: &fairloom_config::Properties) -> Result<bool> {
+    let asked = args.scheduler.as_deref().map(str::parse::<SchedulerKind>).transpose().map_err(|e| anyhow!(e))?;
+    Ok(assemble::wants_capacity(asked, args.capacity.is_some(), site))
 }
 
 /// The fair-scheduler.xml of a trace or SYNTH run; with the Capacity Scheduler and its own
@@ -150,79 +146,34 @@ fn allocations(args: &SimArgs, capacity: bool) -> Result<String> {
     }
 }
 
+/// `--capacity`'s properties, checked with their line numbers.
+fn capacity_file(args: &SimArgs, site: &fairloom_config::Properties) -> Result<Option<fairloom_config::Properties>> {
+    let Some(p) = &args.capacity else { return Ok(None) };
+    Ok(Some(assemble::capacity_file(&p.display().to_string(), &read(p)?, site).map_err(|e| anyhow!(e))?))
+}
+
 fn workload(args: &SimArgs) -> Result<(Workload, i64)> {
     let site = site_properties(args)?;
-    let capacity = wants_capacity(args, &site);
-    let (mut w, end) = fair_workload(args, site, capacity)?;
+    let capacity = wants_capacity(args, &site)?;
+    let (mut w, end) = if let Some(name) = &args.preset {
+        assemble::preset(name, args.seed).map_err(|e| anyhow!(e))?
+    } else if let Some(trace) = &args.trace {
+        let nodes = args.nodes.as_ref().map(read).transpose()?;
+        assemble::trace(&read(trace)?, nodes.as_deref(), &allocations(args, capacity)?, site)
+            .map_err(|e| anyhow!("{}: {e}", trace.display()))?
+    } else if let Some(synth) = &args.synth {
+        assemble::synth(&read(synth)?, &allocations(args, capacity)?, site, args.seed)
+            .map_err(|e| anyhow!("{}: {e}", synth.display()))?
+    } else {
+        bail!("give --preset NAME, or --trace FILE (or --synth FILE) with --allocations FILE (or --capacity FILE)")
+    };
     if capacity {
-        use_capacity(args, &mut w)?;
+        let file = capacity_file(args, &w.properties)?;
+        assemble::use_capacity(&mut w, file, args.preset.as_deref())?;
     } else if args.capacity.is_some() {
         bail!("--capacity needs the Capacity Scheduler (drop --scheduler fair)");
     }
     Ok((w, end))
-}
-
-/// The capacity-scheduler.xml of `--capacity`, checked with its line numbers.
-fn capacity_file(p: &PathBuf, site: &fairloom_config::Properties) -> Result<fairloom_config::Properties> {
-    Ok(crate::capacities::load(&read(p)?, &p.display().to_string(), site)?.0)
-}
-
-/// Switch a workload to the Capacity Scheduler: the given capacity-scheduler.xml, or the
-/// tree of its allocation file with weights as capacities. Presets also lift YARN's one
-/// off-switch container per heartbeat (they ask only at `*`), and the preemption presets
-/// turn the monitor on.
-fn use_capacity(args: &SimArgs, w: &mut Workload) -> Result<()> {
-    let capacity = match &args.capacity {
-        Some(p) => capacity_file(p, &w.properties)?,
-        None => {
-            let mut c = fairloom_sim::load::capacity::from_fair(&w.allocations, &w.properties)?;
-            if args.preset.is_some() {
-                c.insert(
-                    "yarn.scheduler.capacity.per-node-heartbeat.maximum-offswitch-assignments".into(),
-                    "100".into(),
-                );
-            }
-            c
-        }
-    };
-    if matches!(args.preset.as_deref(), Some("preempt-1k" | "preempt-1k-am")) {
-        w.properties.insert("yarn.resourcemanager.scheduler.monitor.enable".into(), "true".into());
-    }
-    w.capacity.get_or_insert_with(Default::default).extend(capacity);
-    Ok(())
-}
-
-fn fair_workload(args: &SimArgs, properties: fairloom_config::Properties, capacity: bool) -> Result<(Workload, i64)> {
-    if let Some(managed) = match args.preset.as_deref() {
-        Some("preempt-1k") => Some(false),
-        Some("preempt-1k-am") => Some(true),
-        _ => None,
-    } {
-        return Ok((presets::preemption_demo(args.seed, managed), 180_000));
-    }
-    if let Some(name) = &args.preset {
-        let shape = presets::shape(name).ok_or_else(|| {
-            let names: Vec<&str> = presets::PRESETS.iter().map(|p| p.name).collect();
-            anyhow!("unknown preset '{name}': choose one of {}", names.join(", "))
-        })?;
-        return Ok((presets::generate(shape, args.seed), shape.default_duration_ms));
-    }
-    if let Some(trace) = &args.trace {
-        let allocations = allocations(args, capacity)?;
-        let nodes = args.nodes.as_ref().map(read).transpose()?;
-        let w = fairloom_sim::load::sls::from_trace(&read(trace)?, nodes.as_deref(), &allocations, properties)
-            .map_err(|e| anyhow!("{}: {e}", trace.display()))?;
-        let end = w.apps.iter().map(|a| a.arrival_ms).max().unwrap_or(0) + 600_000;
-        return Ok((w, end));
-    }
-    if let Some(synth) = &args.synth {
-        let allocations = allocations(args, capacity)?;
-        let w = fairloom_sim::load::sls::from_synth(&read(synth)?, &allocations, properties, args.seed)
-            .map_err(|e| anyhow!("{}: {e}", synth.display()))?;
-        let end = w.apps.iter().map(|a| a.arrival_ms).max().unwrap_or(0) + 600_000;
-        return Ok((w, end));
-    }
-    bail!("give --preset NAME, or --trace FILE (or --synth FILE) with --allocations FILE (or --capacity FILE)")
 }
 
 fn num(v: &Value) -> f64 {
@@ -277,16 +228,9 @@ fn spark(args: &SimArgs, w: fairloom_sim::load::spark::SparkWorkload, started: I
 
 /// A Spark workload, switched to the Capacity Scheduler when asked.
 fn spark_on(args: &SimArgs, mut w: fairloom_sim::load::spark::SparkWorkload, started: Instant) -> Result<ExitCode> {
-    if wants_capacity(args, &w.properties) {
-        w.capacity = Some(match &args.capacity {
-            Some(p) => capacity_file(p, &w.properties)?,
-            None => fairloom_sim::load::capacity::from_fair(&w.allocations, &w.properties)?,
-        });
-        if let Some((before, _)) = w.description.split_once("; the Fair Scheduler's delay scheduling") {
-            w.description = format!(
-                "{before}; the Capacity Scheduler's delay scheduling (node-locality-delay, then off-switch by YARN's locality wait factor)"
-            );
-        }
+    if wants_capacity(args, &w.properties)? {
+        let file = capacity_file(args, &w.properties)?;
+        assemble::spark_use_capacity(&mut w, file)?;
     }
     spark(args, w, started)
 }
@@ -301,7 +245,7 @@ pub fn run(args: &SimArgs) -> Result<ExitCode> {
         let text = read(trace)?;
         if fairloom_sim::load::sls::is_spark_trace(&text) {
             let properties = site_properties(args)?;
-            let allocations = allocations(args, wants_capacity(args, &properties))?;
+            let allocations = allocations(args, wants_capacity(args, &properties)?)?;
             let nodes = args.nodes.as_ref().map(read).transpose()?;
             let w = fairloom_sim::load::sls::spark_from_trace(&text, nodes.as_deref(), &allocations, properties)
                 .map_err(|e| anyhow!("{}: {e}", trace.display()))?;

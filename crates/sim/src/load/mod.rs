@@ -1,6 +1,7 @@
 //! The load simulator: the real scheduler driven in virtual time by SLS traces, SYNTH
 //! workloads or generated presets, measured from outside.
 
+pub mod assemble;
 pub mod capacity;
 mod engine;
 pub mod figures;
