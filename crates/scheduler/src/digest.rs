@@ -50,7 +50,7 @@ impl DecisionDigest {
         for d in made {
             match *d {
                 Decision::Allocated { app, container, node } => {
-                    let size = cluster.containers[container.index()].resource;
+                    let size = cluster.containers[container].resource;
                     self.fold(Kind::Allocated, app, cluster.node(node).seq, size)
                 }
                 Decision::Reserved { app, node } => {

@@ -39,7 +39,7 @@ impl CapacityScheduler {
         user_unreserve: Resource,
         out: &mut Vec<Decision>,
     ) -> AppAnswer {
-        for idx in 0..self.apps[app.index()].requests.len() {
+        for idx in 0..self.apps[app].requests.len() {
             let answer = self.assign_priority(leaf, app, idx, offer, headroom, user_unreserve, out);
             if answer != AppAnswer::PrioritySkipped {
                 return answer;
@@ -60,7 +60,7 @@ impl CapacityScheduler {
         user_unreserve: Resource,
         out: &mut Vec<Decision>,
     ) -> AppAnswer {
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         let r = &a.requests[idx];
         let Some(any) = r.any.filter(|x| x.count > 0) else { return AppAnswer::PrioritySkipped };
         if !offer.respect && !a.unmanaged_am && !a.am_running {
@@ -88,8 +88,8 @@ impl CapacityScheduler {
             self.note_queue_limit(leaf, wanted_partition, headroom);
             return AppAnswer::QueueSkipped;
         }
-        let request_label = self.apps[app.index()].requests[idx].label;
-        let r = &mut self.apps[app.index()].requests[idx];
+        let request_label = self.apps[app].requests[idx].label;
+        let r = &mut self.apps[app].requests[idx];
         if request_label == PartitionId::DEFAULT {
             r.missed_non_partitioned += 1;
         }
@@ -101,7 +101,7 @@ impl CapacityScheduler {
         r.scheduling_opportunities += 1;
         let answer = self.assign_on_node(leaf, app, idx, offer, headroom, user_unreserve, out);
         if answer == AppAnswer::PrioritySkipped {
-            self.apps[app.index()].requests[idx].scheduling_opportunities -= 1;
+            self.apps[app].requests[idx].scheduling_opportunities -= 1;
         }
         answer
     }
@@ -122,7 +122,7 @@ impl CapacityScheduler {
             let n = self.cluster.node(offer.node);
             (n.location, n.rack)
         };
-        let r = &self.apps[app.index()].requests[idx];
+        let r = &self.apps[app].requests[idx];
         // Node-local, which `canAssign` allows only while the node's rack is asked for too.
         if let (Some(&ask), Some(_)) = (r.at(location), r.at(rack)) {
             let answer =
@@ -131,7 +131,7 @@ impl CapacityScheduler {
                 return answer;
             }
         }
-        let r = &self.apps[app.index()].requests[idx];
+        let r = &self.apps[app].requests[idx];
         if let Some(&ask) = r.at(rack) {
             if !r.can_delay_to(Some(rack)) {
                 return AppAnswer::PrioritySkipped;
@@ -153,7 +153,7 @@ impl CapacityScheduler {
                 }
             }
         }
-        let r = &self.apps[app.index()].requests[idx];
+        let r = &self.apps[app].requests[idx];
         let Some(ask) = r.any.filter(|a| a.count > 0) else { return AppAnswer::PrioritySkipped };
         if !r.can_delay_to(None) {
             return AppAnswer::PrioritySkipped;
@@ -171,7 +171,7 @@ impl CapacityScheduler {
     /// Delay scheduling (`canAssign` for rack-local and off-switch): missed opportunities
     /// against `node-locality-delay` and `rack-locality-additional-delay`.
     fn may_assign(&self, app: AppId, idx: usize, kind: NodeType) -> bool {
-        let r = &self.apps[app.index()].requests[idx];
+        let r = &self.apps[app].requests[idx];
         let nodes = self.cluster.live_nodes as i64;
         let missed = r.scheduling_opportunities as i64;
         let node_delay = (self.conf.node_locality_delay as i64).min(nodes);
@@ -203,7 +203,7 @@ impl CapacityScheduler {
     /// `shouldAllocOrReserveNewContainer`: reservations already held at this key, weighed
     /// by how often they were re-reserved, must leave an ask uncovered.
     fn should_allocate_or_reserve(&self, leaf: QueueId, app: AppId, idx: usize, required: &Resource) -> bool {
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         let r = &a.requests[idx];
         let outstanding = r.any_count() as i64;
         let reserved = a.reservations.iter().filter(|h| h.priority == r.priority).count() as i64;
@@ -264,11 +264,7 @@ impl CapacityScheduler {
                 }
             }
             let released = give_back.map_or(Resource::none(), |node| {
-                self.apps[app.index()]
-                    .reservations
-                    .iter()
-                    .find(|h| h.node == node)
-                    .map_or(Resource::none(), |h| h.resource)
+                self.apps[app].reservations.iter().find(|h| h.node == node).map_or(Resource::none(), |h| h.resource)
             });
             if !self.accept(leaf, &capability, &released, offer) {
                 // The walk proposed it and stops here as for an allocation; the commit
@@ -301,7 +297,7 @@ impl CapacityScheduler {
                 self.reset_opportunities(app, idx, kind, offer.partition);
                 return AppAnswer::Reserved;
             }
-            let priority = self.apps[app.index()].requests[idx].priority;
+            let priority = self.apps[app].requests[idx].priority;
             self.reserve(app, offer.node, priority, capability, offer.now);
             self.reset_opportunities(app, idx, kind, offer.partition);
             self.set_wait(app, Some(WaitReason::Reserved { request: capability }));
@@ -317,7 +313,7 @@ impl CapacityScheduler {
     /// at least `needed`, in the order YARN's map of them iterates
     /// ([`CapacityScheduler::reservations_in_yarn_order`]).
     fn node_to_unreserve(&self, app: AppId, idx: usize, needed: &Resource) -> Option<NodeId> {
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         let priority = a.requests[idx].priority;
         self.reservations_in_yarn_order(app)
             .into_iter()
@@ -352,7 +348,7 @@ impl CapacityScheduler {
             let n = self.cluster.node(node);
             (n.location, n.rack)
         };
-        let r = &mut self.apps[app.index()].requests[idx];
+        let r = &mut self.apps[app].requests[idx];
         let priority = r.priority;
         let label = r.label;
         // An entry allocated down to nothing goes, and lets go of its name.
@@ -377,7 +373,7 @@ impl CapacityScheduler {
         if let Some(any) = r.any.filter(|a| a.count > 0) {
             self.set_any(app, idx, Some(LocalityAsk { count: any.count - 1, ..any }), label);
         }
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         let is_am = !a.am_running && !a.unmanaged_am;
         let container = self.start_container(app, node, capability, priority, is_am, label, seq);
         if seq.is_none() {
@@ -394,7 +390,7 @@ impl CapacityScheduler {
     /// default-partition node restarts the wait before lending labelled nodes.
     fn reset_opportunities(&mut self, app: AppId, idx: usize, kind: NodeType, partition: PartitionId) {
         let full_reset = self.conf.rack_locality_full_reset;
-        let r = &mut self.apps[app.index()].requests[idx];
+        let r = &mut self.apps[app].requests[idx];
         if kind == NodeType::NodeLocal || (kind == NodeType::RackLocal && full_reset) {
             r.scheduling_opportunities = 0;
         }
@@ -409,16 +405,14 @@ impl CapacityScheduler {
     /// node allocates, or re-reserves when the node has no room yet. The reservation is
     /// dropped when nothing is asked at its key any more. No limit applies, as in YARN.
     pub(super) fn allocate_reserved(&mut self, node: NodeId, app: AppId, priority: i32, out: &mut Vec<Decision>) {
-        let Some(idx) =
-            self.apps[app.index()].request(priority).filter(|&i| self.apps[app.index()].requests[i].any_count() > 0)
-        else {
+        let Some(idx) = self.apps[app].request(priority).filter(|&i| self.apps[app].requests[i].any_count() > 0) else {
             self.unreserve(app, node);
             out.push(Decision::Unreserved { app, node });
             return;
         };
         // Every offer of a reserved node counts as a scheduling opportunity of its key, and
         // is never taken back (YARN subtracts only for nodes without a reservation).
-        self.apps[app.index()].requests[idx].scheduling_opportunities += 1;
+        self.apps[app].requests[idx].scheduling_opportunities += 1;
         let Some((ask, kind)) = self.reserved_level(app, idx, node) else { return };
         let n = self.cluster.node(node);
         if self.calc.available_containers(&n.unallocated(), &ask.capability) > 0 {
@@ -438,7 +432,7 @@ impl CapacityScheduler {
             }
             out.push(Decision::Allocated { app, container, node });
         } else {
-            self.apps[app.index()].requests[idx].re_reservations += 1;
+            self.apps[app].requests[idx].re_reservations += 1;
         }
     }
 
@@ -448,7 +442,7 @@ impl CapacityScheduler {
     /// level that does not relax locality ends the walk.
     fn reserved_level(&self, app: AppId, idx: usize, node: NodeId) -> Option<(LocalityAsk, NodeType)> {
         let n = self.cluster.node(node);
-        let r = &self.apps[app.index()].requests[idx];
+        let r = &self.apps[app].requests[idx];
         let fits_node = |ask: &LocalityAsk| self.calc.fits_in(&ask.capability, &n.total);
         let rack_asked = r.at(n.rack).is_some();
         if let Some(&ask) = r.at(n.location) {

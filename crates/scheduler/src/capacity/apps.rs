@@ -73,7 +73,7 @@ impl CapacityScheduler {
 
     /// Drop every ask of `app`, letting go of the names its entries hold.
     fn release_requests(&mut self, app: AppId) {
-        let requests = std::mem::take(&mut self.apps[app.index()].requests);
+        let requests = std::mem::take(&mut self.apps[app].requests);
         self.cluster.locations.release_all(requests.into_iter().flat_map(|r| r.locations.into_keys()));
     }
 
@@ -84,11 +84,11 @@ impl CapacityScheduler {
         if !self.holds(id) {
             return Err(SchedulerError::InvalidRequest(format!("no application {id:?} to forget")));
         }
-        let a = &self.apps[id.index()];
+        let a = &self.apps[id];
         if a.is_alive() || !a.live.is_empty() || a.marked > 0 || !a.reservations.is_empty() || a.activated {
             return Err(SchedulerError::AppNotAlive(format!("{} is not finished", a.name)));
         }
-        let a = &mut self.apps[id.index()];
+        let a = &mut self.apps[id];
         a.forgotten = true;
         a.queue = None;
         a.rejection = None;
@@ -106,7 +106,7 @@ impl CapacityScheduler {
 
     fn reject(&mut self, app: AppId, why: String) -> AppId {
         self.counters.apps_rejected += 1;
-        let a = &mut self.apps[app.index()];
+        let a = &mut self.apps[app];
         a.state = AppState::Rejected;
         a.rejection = Some(why);
         app
@@ -196,7 +196,7 @@ impl CapacityScheduler {
     /// allow) or rejected with YARN's reason.
     pub(crate) fn submit(&mut self, spec: &SubmitSpec<'_>, now: Millis) -> AppId {
         let id = self.new_app(spec, now);
-        let app_id = self.apps[id.index()].yarn_id.to_string();
+        let app_id = self.apps[id].yarn_id.to_string();
         let leaf = match self.resolve_queue(spec.queue) {
             Ok(q) if self.q(q).leaf => q,
             Ok(_) => {
@@ -228,7 +228,7 @@ impl CapacityScheduler {
             Some(am) => (self.normalize(leaf, am), label),
             None => (self.props.minimum_allocation, PartitionId::DEFAULT),
         };
-        let a = &mut self.apps[id.index()];
+        let a = &mut self.apps[id];
         a.queue = Some(leaf);
         a.default_label = label;
         a.am_resource = am_resource;
@@ -239,7 +239,7 @@ impl CapacityScheduler {
         q.waiting.push(id);
         let slot = q.users.enter(&user, nparts);
         q.users.at_mut(slot).pending_apps += 1;
-        self.apps[id.index()].user_slot = slot;
+        self.apps[id].user_slot = slot;
         // As in YARN, the attempt is added (and activated if the AM limits allow) before its
         // AM asks: whether the ask makes the user active depends on it.
         self.activate(leaf);
@@ -280,10 +280,10 @@ impl CapacityScheduler {
     /// Charge (or release) `r` in partition `p` to the app's leaf path and user; `reserved`
     /// also moves the queues' reserved resource.
     pub(crate) fn charge(&mut self, app: AppId, p: PartitionId, r: Resource, add: bool, reserved: bool) {
-        let leaf = self.apps[app.index()].queue.expect("a charged application has a queue");
+        let leaf = self.apps[app].queue.expect("a charged application has a queue");
         let mut q = Some(leaf);
         while let Some(id) = q {
-            let part = &mut self.queues[id.index()].parts[p.index()];
+            let part = &mut self.queues[id].parts[p.index()];
             if add {
                 part.used.add_assign(r);
                 if reserved {
@@ -295,13 +295,13 @@ impl CapacityScheduler {
                     part.reserved.sub_assign(r);
                 }
             }
-            q = self.queues[id.index()].parent;
+            q = self.queues[id].parent;
         }
         self.users_changed(leaf);
         let total = self.cluster.partitions[p.index()].total;
         let calc = self.calc;
-        let queue = &mut self.queues[leaf.index()];
-        let u = queue.users.at_mut(self.apps[app.index()].user_slot);
+        let queue = &mut self.queues[leaf];
+        let u = queue.users.at_mut(self.apps[app].user_slot);
         if add {
             u.used[p.index()].add_assign(r);
         } else {
@@ -349,7 +349,7 @@ impl CapacityScheduler {
         label: PartitionId,
         seq: Option<u32>,
     ) -> ContainerId {
-        let a = &mut self.apps[app.index()];
+        let a = &mut self.apps[app];
         let seq = seq.unwrap_or_else(|| {
             a.next_container_seq += 1;
             a.next_container_seq - 1
@@ -357,7 +357,7 @@ impl CapacityScheduler {
         let yarn_hash = container_id_hash(a.yarn_id, 1, u64::from(seq));
         let (id, generation) = self.cluster.add_container(app, node, resource, priority, is_am, seq, label, yarn_hash);
         let p = self.cluster.node(node).partition;
-        let a = &mut self.apps[app.index()];
+        let a = &mut self.apps[app];
         a.usage.add_assign(resource);
         a.used[p.index()].add_assign(resource);
         a.live.push(id, generation);
@@ -375,7 +375,7 @@ impl CapacityScheduler {
     /// have negative components); its queues and user are not charged.
     pub(crate) fn charge_beyond_container(&mut self, app: AppId, node: NodeId, d: Resource) {
         let p = self.cluster.node(node).partition;
-        let a = &mut self.apps[app.index()];
+        let a = &mut self.apps[app];
         a.usage.add_assign(d);
         a.used[p.index()].add_assign(d);
         a.used_drift[p.index()].add_assign(d);
@@ -383,7 +383,7 @@ impl CapacityScheduler {
 
     /// By partition: what `app`'s containers and reservations hold, as its queues count it.
     pub(crate) fn held_by(&self, app: AppId) -> Vec<Resource> {
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         a.used
             .iter()
             .zip(&a.used_drift)
@@ -413,7 +413,7 @@ impl CapacityScheduler {
         let c = self.cluster.end_container(container, exit_status);
         let (app, node, resource) = (c.app, c.node, c.resource);
         let p = self.cluster.node(node).partition;
-        let a = &mut self.apps[app.index()];
+        let a = &mut self.apps[app];
         a.usage.sub_assign(resource);
         a.used[p.index()].sub_assign(resource);
         a.live.note_ended(&self.cluster.container_gen);
@@ -426,19 +426,19 @@ impl CapacityScheduler {
     /// The application finishes: containers released, reservations dropped, it leaves its
     /// queue (which may activate waiting applications).
     pub(crate) fn finish_app(&mut self, app: AppId) -> Result<(), SchedulerError> {
-        if !self.apps[app.index()].is_alive() {
-            return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
+        if !self.apps[app].is_alive() {
+            return Err(SchedulerError::AppNotAlive(self.apps[app].name.clone()));
         }
-        for c in self.cluster.live(&self.apps[app.index()].live).collect::<Vec<_>>() {
+        for c in self.cluster.live(&self.apps[app].live).collect::<Vec<_>>() {
             self.finish_container(c, -100);
         }
-        for node in self.apps[app.index()].reservations.iter().map(|r| r.node).collect::<Vec<_>>() {
+        for node in self.apps[app].reservations.iter().map(|r| r.node).collect::<Vec<_>>() {
             self.unreserve(app, node);
         }
-        let leaf = self.apps[app.index()].queue.expect("an alive application has a queue");
+        let leaf = self.apps[app].queue.expect("an alive application has a queue");
         self.detach(app, leaf);
         self.release_requests(app);
-        let a = &mut self.apps[app.index()];
+        let a = &mut self.apps[app];
         // What it was charged beyond its containers goes with its attempt.
         for (used, drift) in a.used.iter_mut().zip(&mut a.used_drift) {
             used.sub_assign(*drift);
@@ -456,19 +456,19 @@ impl CapacityScheduler {
 
     /// Take `app` out of its leaf's lists: its AM usage, pending and user counts go.
     fn detach(&mut self, app: AppId, leaf: QueueId) {
-        let activated = self.apps[app.index()].activated;
+        let activated = self.apps[app].activated;
         // Withdraw its pending from the path while it still counts as activated.
-        let pending = self.apps[app.index()].pending.clone();
+        let pending = self.apps[app].pending.clone();
         for (p, r) in pending.iter().enumerate() {
             self.shift_pending(app, PartitionId(p as u32), *r, false);
         }
-        self.apps[app.index()].pending = pending;
+        self.apps[app].pending = pending;
         self.detach_app_keys(app, leaf);
         self.forget_resort(app);
-        let a = &mut self.apps[app.index()];
+        let a = &mut self.apps[app];
         let (slot, am, am_p) = (a.user_slot, a.am_resource, a.am_partition);
         a.activated = false;
-        let q = &mut self.queues[leaf.index()];
+        let q = &mut self.queues[leaf];
         q.active.retain(|&x| x != app);
         q.waiting.retain(|&x| x != app);
         let u = q.users.at_mut(slot);
@@ -493,7 +493,7 @@ impl CapacityScheduler {
     /// a RUNNING leaf below its limits that may use the app's label; the app's containers
     /// move with it and it is activated there as a new submission would be.
     pub(crate) fn move_app(&mut self, app: AppId, target: &str) -> Result<QueueId, SchedulerError> {
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         if !a.is_alive() {
             return Err(SchedulerError::AppNotAlive(a.name.clone()));
         }
@@ -522,23 +522,22 @@ impl CapacityScheduler {
             return Ok(dest);
         }
         // The containers move at their own sizes (detachContainer / attachContainer).
-        let drift = self.apps[app.index()].used_drift.clone();
-        let used: Vec<Resource> =
-            self.apps[app.index()].used.iter().zip(&drift).map(|(u, d)| u.saturating_sub(*d)).collect();
-        let reserved = self.apps[app.index()].reserved.clone();
+        let drift = self.apps[app].used_drift.clone();
+        let used: Vec<Resource> = self.apps[app].used.iter().zip(&drift).map(|(u, d)| u.saturating_sub(*d)).collect();
+        let reserved = self.apps[app].reserved.clone();
         for (p, (u, r)) in used.iter().zip(&reserved).enumerate() {
             let p = PartitionId(p as u32);
             self.charge(app, p, *u, false, false);
             self.charge(app, p, *r, false, true);
         }
         self.detach(app, source);
-        self.apps[app.index()].queue = Some(dest);
+        self.apps[app].queue = Some(dest);
         let nparts = self.nparts();
         let q = self.q_mut(dest);
         q.waiting.push(app);
         let slot = q.users.enter(&user, nparts);
         q.users.at_mut(slot).pending_apps += 1;
-        self.apps[app.index()].user_slot = slot;
+        self.apps[app].user_slot = slot;
         for (p, (u, r)) in used.iter().zip(&reserved).enumerate() {
             let p = PartitionId(p as u32);
             self.charge(app, p, *u, true, false);
@@ -551,7 +550,7 @@ impl CapacityScheduler {
             }
         }
         // Its asks count in the new path (detach took them out of the old one).
-        let pending = std::mem::replace(&mut self.apps[app.index()].pending, vec![Resource::none(); nparts]);
+        let pending = std::mem::replace(&mut self.apps[app].pending, vec![Resource::none(); nparts]);
         for (p, r) in pending.into_iter().enumerate() {
             self.shift_pending(app, PartitionId(p as u32), r, true);
         }
@@ -570,7 +569,7 @@ impl CapacityScheduler {
     /// (waiting, activated as a new submission would be). A dropped user comes back holding
     /// nothing while the containers run; their ends take its usage below zero.
     fn move_within(&mut self, app: AppId, leaf: QueueId, user: &str) {
-        let old_slot = self.apps[app.index()].user_slot;
+        let old_slot = self.apps[app].user_slot;
         self.detach(app, leaf);
         let dropped = self.drop_user_without_apps(leaf, old_slot);
         self.activate(leaf);
@@ -579,16 +578,16 @@ impl CapacityScheduler {
         q.waiting.push(app);
         let slot = q.users.enter(user, nparts);
         q.users.at_mut(slot).pending_apps += 1;
-        self.apps[app.index()].user_slot = slot;
+        self.apps[app].user_slot = slot;
         if dropped {
             let held = self.held_by(app);
-            let u = self.queues[leaf.index()].users.at_mut(slot);
+            let u = self.queues[leaf].users.at_mut(slot);
             for (drift, h) in u.used_drift.iter_mut().zip(held) {
                 drift.sub_assign(h);
             }
         }
         self.users_changed(leaf);
-        let pending = std::mem::replace(&mut self.apps[app.index()].pending, vec![Resource::none(); nparts]);
+        let pending = std::mem::replace(&mut self.apps[app].pending, vec![Resource::none(); nparts]);
         for (p, r) in pending.into_iter().enumerate() {
             self.shift_pending(app, PartitionId(p as u32), r, true);
         }
@@ -600,7 +599,7 @@ impl CapacityScheduler {
     /// usage, whatever its containers still hold. True if it went.
     fn drop_user_without_apps(&mut self, leaf: QueueId, slot: u32) -> bool {
         let nparts = self.nparts();
-        let q = &mut self.queues[leaf.index()];
+        let q = &mut self.queues[leaf];
         if q.users.slot(&q.users.at(slot).name) != Some(slot) || q.users.at(slot).present() {
             return false;
         }
@@ -622,8 +621,8 @@ impl CapacityScheduler {
     fn drift_reserved(&mut self, leaf: QueueId, p: PartitionId, r: Resource) {
         let mut q = Some(leaf);
         while let Some(id) = q {
-            self.queues[id.index()].parts[p.index()].reserved_drift.add_assign(r);
-            q = self.queues[id.index()].parent;
+            self.queues[id].parts[p.index()].reserved_drift.add_assign(r);
+            q = self.queues[id].parent;
         }
     }
 
@@ -641,8 +640,8 @@ impl CapacityScheduler {
         am: bool,
         label: Option<&str>,
     ) -> Result<Vec<ContainerId>, SchedulerError> {
-        if !self.apps[app.index()].is_alive() {
-            return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
+        if !self.apps[app].is_alive() {
+            return Err(SchedulerError::AppNotAlive(self.apps[app].name.clone()));
         }
         if self.cluster.node(node).removed {
             return Err(SchedulerError::UnknownNode(self.cluster.node(node).name.clone()));
@@ -656,12 +655,12 @@ impl CapacityScheduler {
         };
         let mut out = Vec::new();
         for i in 0..count {
-            let is_am = am && i == 0 && !self.apps[app.index()].am_running;
+            let is_am = am && i == 0 && !self.apps[app].am_running;
             out.push(self.start_container(app, node, capability, priority, is_am, label, None));
             if is_am {
                 // The recovered AM satisfies the AM ask made at submission.
-                if let Some(idx) = self.apps[app.index()].request(0) {
-                    let r = &self.apps[app.index()].requests[idx];
+                if let Some(idx) = self.apps[app].request(0) {
+                    let r = &self.apps[app].requests[idx];
                     if let Some(any) = r.any.filter(|a| a.count > 0) {
                         let label = r.label;
                         self.set_any(app, idx, Some(LocalityAsk { count: any.count - 1, ..any }), label);
@@ -681,14 +680,14 @@ impl CapacityScheduler {
         priority: i32,
         now: Millis,
     ) -> Result<(), SchedulerError> {
-        if !self.apps[app.index()].is_alive() {
-            return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
+        if !self.apps[app].is_alive() {
+            return Err(SchedulerError::AppNotAlive(self.apps[app].name.clone()));
         }
         if let Some(r) = self.cluster.node(node).reservation {
             return Err(SchedulerError::InvalidRequest(format!(
                 "node {} already holds a reservation (for {})",
                 self.cluster.node(node).name,
-                self.apps[r.app.index()].name
+                self.apps[r.app].name
             )));
         }
         self.reserve(app, node, priority, capability, now);

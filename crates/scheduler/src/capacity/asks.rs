@@ -26,7 +26,7 @@ impl CapacityScheduler {
     /// YARN `allocate()` asks: each sets the outstanding ask at (priority, resource name),
     /// capability included.
     pub(crate) fn set_asks(&mut self, app: AppId, asks: &[Ask]) -> Result<(), SchedulerError> {
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         if !a.is_alive() {
             return Err(SchedulerError::AppNotAlive(a.name.clone()));
         }
@@ -43,22 +43,22 @@ impl CapacityScheduler {
                 let explicit = ask.node_label.as_deref().filter(|l| !l.is_empty());
                 match explicit {
                     Some(l) => self.label_for(leaf, Some(l)).map_err(SchedulerError::InvalidRequest)?,
-                    None => self.apps[app.index()].default_label,
+                    None => self.apps[app].default_label,
                 }
             } else {
                 PartitionId::DEFAULT
             };
             resolved.push((ask, self.normalize(leaf, ask.capability), label));
         }
-        let held = &self.apps[app.index()];
+        let held = &self.apps[app];
         check_new_request_keys(held.requests.len(), asks, |p| held.request(p).is_some())?;
         let mut cleared: Vec<i32> = Vec::new();
         for (ask, capability, label) in resolved {
             let value = LocalityAsk { capability, count: ask.num_containers, relax: ask.relax_locality };
-            let idx = match self.apps[app.index()].request(ask.priority) {
+            let idx = match self.apps[app].request(ask.priority) {
                 Some(i) => i,
                 None => {
-                    let a = &mut self.apps[app.index()];
+                    let a = &mut self.apps[app];
                     let at = a.requests.partition_point(|r| r.priority <= ask.priority);
                     a.requests.insert(
                         at,
@@ -76,7 +76,7 @@ impl CapacityScheduler {
                 }
             };
             if ask.resource_name == ANY {
-                let was_asking = self.apps[app.index()].requests[idx].any.is_some_and(|a| a.count > 0);
+                let was_asking = self.apps[app].requests[idx].any.is_some_and(|a| a.count > 0);
                 self.set_any(app, idx, Some(value), label);
                 if !was_asking && ask.num_containers > 0 {
                     self.key_starts_asking(app);
@@ -89,7 +89,7 @@ impl CapacityScheduler {
             } else {
                 // The entry holds its name until it goes (allocated down to nothing, or the
                 // app finishes).
-                let locations = &mut self.apps[app.index()].requests[idx].locations;
+                let locations = &mut self.apps[app].requests[idx].locations;
                 let l = self.cluster.locations.hold_for(locations, &ask.resource_name);
                 locations.insert(l, value);
             }
@@ -99,16 +99,16 @@ impl CapacityScheduler {
         // later ask starts afresh, and counts its unique locations afresh (an off-switch ask
         // alone waits for no delay).
         for priority in cleared {
-            if let Some(idx) = self.apps[app.index()].request(priority) {
-                let label = self.apps[app.index()].requests[idx].label;
+            if let Some(idx) = self.apps[app].request(priority) {
+                let label = self.apps[app].requests[idx].label;
                 self.set_any(app, idx, None, label);
-                let names = std::mem::take(&mut self.apps[app.index()].requests[idx].locations);
+                let names = std::mem::take(&mut self.apps[app].requests[idx].locations);
                 self.cluster.locations.release_all(names.into_keys());
             }
         }
         // `demandUpdated`, once the AM container has come (YARN's allocate skips it while
         // the attempt waits for it): size-based weight sorts by demand.
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         if self.size_based(leaf) && (a.am_running || a.unmanaged_am) {
             self.resort_due(app);
         }
@@ -121,12 +121,12 @@ impl CapacityScheduler {
     /// the queue yet (then the application does not count until a later key starts asking,
     /// even once it is activated: YARN's activation of an application does not add it).
     pub(crate) fn key_starts_asking(&mut self, app: AppId) {
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         let Some(leaf) = a.queue.filter(|_| a.is_alive() && !a.users_active) else { return };
         if self.q(leaf).users.at(a.user_slot).active_apps == 0 || !a.has_pending() {
             return;
         }
-        self.apps[app.index()].users_active = true;
+        self.apps[app].users_active = true;
         self.user_asks(app, leaf, true);
     }
 
@@ -134,22 +134,22 @@ impl CapacityScheduler {
     /// making its user active. Checked once an update is whole (a `*` ask is replaced by
     /// taking the old out and putting the new in).
     fn check_deactivation(&mut self, app: AppId) {
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         if !a.users_active || a.has_pending() {
             return;
         }
         let Some(leaf) = a.queue else { return };
-        self.apps[app.index()].users_active = false;
+        self.apps[app].users_active = false;
         self.user_asks(app, leaf, false);
     }
 
     /// Replace the `*` ask of request `idx` (and the partition it asks for), moving pending.
     pub(crate) fn set_any(&mut self, app: AppId, idx: usize, value: Option<LocalityAsk>, label: PartitionId) {
-        let r = &self.apps[app.index()].requests[idx];
+        let r = &self.apps[app].requests[idx];
         let old = r.any.map_or(Resource::none(), |a| a.capability.times(a.count.max(0) as i64));
         let old_label = r.label;
         let new = value.map_or(Resource::none(), |a| a.capability.times(a.count.max(0) as i64));
-        let r = &mut self.apps[app.index()].requests[idx];
+        let r = &mut self.apps[app].requests[idx];
         r.any = value;
         r.label = label;
         let a = self.move_pending(app, old_label, old, false);
@@ -184,7 +184,7 @@ impl CapacityScheduler {
         if r.is_none() {
             return Moved::Nothing;
         }
-        let a = &mut self.apps[app.index()];
+        let a = &mut self.apps[app];
         let had = a.pending[p.index()].any_positive();
         if add {
             a.pending[p.index()].add_assign(r);
@@ -198,13 +198,13 @@ impl CapacityScheduler {
         let activated = a.activated;
         let mut q = Some(leaf);
         while let Some(id) = q {
-            let part = &mut self.queues[id.index()].parts[p.index()];
+            let part = &mut self.queues[id].parts[p.index()];
             if add {
                 part.pending.add_assign(r);
             } else {
                 part.pending.sub_assign(r);
             }
-            q = self.queues[id.index()].parent;
+            q = self.queues[id].parent;
         }
         Moved::Path { leaf, app_flip: activated && had != has }
     }
@@ -212,7 +212,7 @@ impl CapacityScheduler {
     /// Fair ordering with size-based weight orders by demand, which pending changes.
     fn size_based(&self, leaf: QueueId) -> bool {
         matches!(
-            self.queues[leaf.index()].settings.app_ordering,
+            self.queues[leaf].settings.app_ordering,
             fairloom_config::capacity::AppOrdering::Fair { size_based_weight: true }
         )
     }
@@ -221,8 +221,8 @@ impl CapacityScheduler {
     /// `key_starts_asking`): the user becomes active with its first such app and inactive
     /// with its last.
     pub(crate) fn user_asks(&mut self, app: AppId, leaf: QueueId, asking: bool) {
-        let q = &mut self.queues[leaf.index()];
-        let u = q.users.at_mut(self.apps[app.index()].user_slot);
+        let q = &mut self.queues[leaf];
+        let u = q.users.at_mut(self.apps[app].user_slot);
         let was_active = u.is_active();
         if asking {
             u.asking_apps += 1;

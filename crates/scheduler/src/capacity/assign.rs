@@ -290,8 +290,7 @@ impl CapacityScheduler {
     /// The leaf's activated applications with something to ask in `p`, in its ordering
     /// policy, sorted afresh.
     pub(crate) fn sorted_apps(&self, leaf: QueueId, p: PartitionId) -> Vec<AppId> {
-        let apps =
-            self.q(leaf).active.iter().copied().filter(|&a| self.apps[a.index()].pending[p.index()].any_positive());
+        let apps = self.q(leaf).active.iter().copied().filter(|&a| self.apps[a].pending[p.index()].any_positive());
         self.in_policy_order(leaf, apps.collect())
     }
 
@@ -307,7 +306,7 @@ impl CapacityScheduler {
     /// Keep a leaf's activated applications in fifo order: priority, then submission.
     pub(crate) fn insert_active(&mut self, leaf: QueueId, app: AppId) {
         let key = |s: &Self, a: AppId| {
-            let x = &s.apps[a.index()];
+            let x = &s.apps[a];
             (std::cmp::Reverse(x.priority), x.yarn_id.id)
         };
         let k = key(self, app);
@@ -317,7 +316,7 @@ impl CapacityScheduler {
 
     pub(crate) fn sort_active(&mut self, leaf: QueueId) {
         let mut active = std::mem::take(&mut self.q_mut(leaf).active);
-        active.sort_by_key(|&a| (std::cmp::Reverse(self.apps[a.index()].priority), self.apps[a.index()].yarn_id.id));
+        active.sort_by_key(|&a| (std::cmp::Reverse(self.apps[a].priority), self.apps[a].yarn_id.id));
         self.q_mut(leaf).active = active;
     }
 
@@ -428,7 +427,7 @@ impl CapacityScheduler {
         }
         let order = self.in_policy_order(leaf, self.q(leaf).active.clone());
         for app in order {
-            if self.apps[app.index()].pending[p.index()].any_positive() {
+            if self.apps[app].pending[p.index()].any_positive() {
                 return IdleCheck::Undecided;
             }
             let reserved = self.current_reservation(app);
@@ -463,10 +462,10 @@ impl CapacityScheduler {
     /// Record why `app` waits: its user is over the user limit (updated in place when it
     /// already says so, as it does on every heartbeat while the user stays over).
     fn note_user_limit(&mut self, leaf: QueueId, app: AppId, p: PartitionId, limit: Resource) {
-        let a = &self.apps[app.index()];
-        let used = self.queues[leaf.index()].users.at(a.user_slot).used[p.index()];
+        let a = &self.apps[app];
+        let used = self.queues[leaf].users.at(a.user_slot).used[p.index()];
         let seq = self.next_wait_seq();
-        let a = &mut self.apps[app.index()];
+        let a = &mut self.apps[app];
         match &mut a.wait {
             Some(WaitReason::UserLimit { used: u, limit: l, .. }) => {
                 *u = used;

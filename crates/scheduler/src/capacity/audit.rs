@@ -40,7 +40,7 @@ impl CapacityScheduler {
                 let mut fresh = CsUser::new(&a.user, nparts);
                 // The drift a same-queue move left is part of the user's count (it is not
                 // derived from the applications).
-                let live = &self.queues[leaf.index()].users;
+                let live = &self.queues[leaf].users;
                 if let Some(slot) = live.slot(&a.user) {
                     fresh.used_drift = live.at(slot).used_drift.clone();
                     for (used, drift) in fresh.used.iter_mut().zip(&fresh.used_drift) {

@@ -198,11 +198,11 @@ impl Scheduler for CapacityScheduler {
     }
 
     fn app(&self, app: AppId) -> AppView<'_> {
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         AppView {
             name: &a.name,
             user: &a.user,
-            queue: a.queue.filter(|_| a.rejection.is_none()).map(|q| self.queues[q.index()].name.as_str()),
+            queue: a.queue.filter(|_| a.rejection.is_none()).map(|q| self.queues[q].name.as_str()),
             state: a.state,
             rejection: a.rejection.as_deref(),
             runnable: a.activated,
@@ -222,7 +222,7 @@ impl Scheduler for CapacityScheduler {
     }
 
     fn app_containers(&self, app: AppId) -> LiveIter<'_> {
-        self.cluster.live(&self.apps[app.index()].live)
+        self.cluster.live(&self.apps[app].live)
     }
 
     fn queue_summaries(&self) -> Vec<QueueSummary> {

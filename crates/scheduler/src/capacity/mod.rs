@@ -28,7 +28,7 @@ use fairloom_model::Resource;
 
 use crate::cluster::Cluster;
 use crate::driver::{Counters, SchedulerError};
-use crate::ids::{AppId, PartitionId, QueueId};
+use crate::ids::{AppId, IdVec, PartitionId, QueueId};
 use crate::phases::{PhaseClock, PhaseTimes};
 use calc::Calc;
 use state::{CsApp, CsQueue};
@@ -86,10 +86,10 @@ pub struct CapacityScheduler {
     pub(crate) policy: PreemptionConfig,
     pub(crate) calc: Calc,
     pub(crate) cluster: Cluster,
-    pub(crate) queues: Vec<CsQueue>,
+    pub(crate) queues: IdVec<QueueId, CsQueue>,
     pub(crate) queue_index: HashMap<String, QueueId>,
     /// Indexed by [`AppId::slot`]; a forgotten application's slot waits in `free_apps`.
-    pub(crate) apps: Vec<CsApp>,
+    pub(crate) apps: IdVec<AppId, CsApp>,
     pub(crate) free_apps: Vec<u32>,
     /// The submission number of the next application.
     pub(crate) next_app_seq: u32,
@@ -159,9 +159,9 @@ impl CapacityScheduler {
             policy,
             calc,
             cluster,
-            queues: Vec::new(),
+            queues: IdVec::new(),
             queue_index: HashMap::new(),
-            apps: Vec::new(),
+            apps: IdVec::new(),
             free_apps: Vec::new(),
             next_app_seq: 0,
             max_app_priority,
@@ -209,7 +209,7 @@ impl CapacityScheduler {
     }
 
     pub fn queue(&self, id: QueueId) -> &CsQueue {
-        &self.queues[id.index()]
+        &self.queues[id]
     }
 
     pub fn queue_id(&self, path: &str) -> Option<QueueId> {
@@ -217,7 +217,7 @@ impl CapacityScheduler {
     }
 
     pub fn app(&self, id: AppId) -> &CsApp {
-        &self.apps[id.index()]
+        &self.apps[id]
     }
 
     /// Every application not forgotten, in submission order.
@@ -244,7 +244,7 @@ impl CapacityScheduler {
 
     /// A queue's guaranteed resource in the default partition (YARN's effective capacity).
     pub fn guaranteed(&self, id: QueueId) -> Resource {
-        self.queues[id.index()].parts[0].guaranteed
+        self.queues[id].parts[0].guaranteed
     }
 
     /// Hot reload (a queue refresh): a valid new configuration applies at once; an invalid
@@ -316,11 +316,11 @@ impl CapacityScheduler {
     }
 
     pub(crate) fn q(&self, id: QueueId) -> &CsQueue {
-        &self.queues[id.index()]
+        &self.queues[id]
     }
 
     pub(crate) fn q_mut(&mut self, id: QueueId) -> &mut CsQueue {
-        &mut self.queues[id.index()]
+        &mut self.queues[id]
     }
 
     /// `q` is `ancestor` or lies below it.

@@ -67,10 +67,10 @@ pub struct AppKey {
 
 impl CapacityScheduler {
     fn child_key(&self, q: QueueId, p: PartitionId, index: usize) -> ChildKey {
-        let queue = &self.queues[q.index()];
-        let by_priority = queue.parent.is_some_and(|parent| {
-            self.queues[parent.index()].settings.queue_ordering == QueueOrdering::PriorityUtilization
-        });
+        let queue = &self.queues[q];
+        let by_priority = queue
+            .parent
+            .is_some_and(|parent| self.queues[parent].settings.queue_ordering == QueueOrdering::PriorityUtilization);
         let (zero_capacity, used) = self.ordering_used(q, p);
         ChildKey {
             zero_capacity,
@@ -85,21 +85,21 @@ impl CapacityScheduler {
 
     /// The app's place in its leaf's order, as the order holds it.
     pub(crate) fn app_key(&self, app: AppId) -> AppKey {
-        self.app_key_by(app, self.apps[app.index()].ordered_by)
+        self.app_key_by(app, self.apps[app].ordered_by)
     }
 
     /// The app's place once a re-sort due now were done (what the preemption pass, which
     /// re-sorts first, sees).
     pub(crate) fn app_key_resorted(&self, app: AppId) -> AppKey {
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         let by = if a.ordered_by.due { self.ordered_by_now(app) } else { a.ordered_by };
         self.app_key_by(app, by)
     }
 
     fn app_key_by(&self, app: AppId, by: OrderedBy) -> AppKey {
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         let leaf = a.queue.expect("an ordered app has a queue");
-        match self.queues[leaf.index()].settings.app_ordering {
+        match self.queues[leaf].settings.app_ordering {
             AppOrdering::Fifo => AppKey {
                 major: (i64::from(i32::MAX) - i64::from(a.priority)) as u64,
                 start: 0,
@@ -129,44 +129,44 @@ impl CapacityScheduler {
 
     /// `updateSchedulingResourceUsage`: the app's usage and pending now.
     fn ordered_by_now(&self, app: AppId) -> OrderedBy {
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         OrderedBy { used_mb: a.usage.memory(), pending_mb: a.total_pending().memory(), due: false }
     }
 
     /// `containerAllocated`, `containerReleased` (and `demandUpdated` with size-based
     /// weight): an activated app of a fair-ordered leaf is re-sorted at the leaf's next pass.
     pub(crate) fn resort_due(&mut self, app: AppId) {
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         let Some(leaf) = a.queue else { return };
         if !a.activated || a.ordered_by.due {
             return;
         }
-        if !matches!(self.queues[leaf.index()].settings.app_ordering, AppOrdering::Fair { .. }) {
+        if !matches!(self.queues[leaf].settings.app_ordering, AppOrdering::Fair { .. }) {
             return;
         }
-        self.apps[app.index()].ordered_by.due = true;
-        self.queues[leaf.index()].reorder.push(app);
+        self.apps[app].ordered_by.due = true;
+        self.queues[leaf].reorder.push(app);
     }
 
     /// `reorderScheduleEntities`, at the start of the leaf's assignment or preemption pass:
     /// the due apps take their usage and pending now and their new places.
     pub(crate) fn resort(&mut self, leaf: QueueId) {
-        if self.queues[leaf.index()].reorder.is_empty() {
+        if self.queues[leaf].reorder.is_empty() {
             return;
         }
-        for app in std::mem::take(&mut self.queues[leaf.index()].reorder) {
-            let a = &self.apps[app.index()];
+        for app in std::mem::take(&mut self.queues[leaf].reorder) {
+            let a = &self.apps[app];
             if a.id != app || !a.ordered_by.due || a.queue != Some(leaf) {
                 continue;
             }
-            self.apps[app.index()].ordered_by = self.ordered_by_now(app);
+            self.apps[app].ordered_by = self.ordered_by_now(app);
             self.refresh_app_keys(app);
         }
     }
 
     /// The app leaves its leaf's ordering policy (finished, moved): a re-sort due goes with it.
     pub(crate) fn forget_resort(&mut self, app: AppId) {
-        self.apps[app.index()].ordered_by.due = false;
+        self.apps[app].ordered_by.due = false;
     }
 
     /// A refresh gives every leaf a new ordering policy, which knows nothing of the re-sorts
@@ -186,7 +186,7 @@ impl CapacityScheduler {
     /// something pending there, a parent with such a child. A held leaf stays in: the walk
     /// must still reach it where sorting would, to publish its limit (see `assign_leaf`).
     pub(crate) fn is_member(&self, q: QueueId, p: PartitionId) -> bool {
-        let queue = &self.queues[q.index()];
+        let queue = &self.queues[q];
         if queue.leaf {
             self.wants(q, p, true)
         } else {
@@ -196,22 +196,22 @@ impl CapacityScheduler {
 
     /// Put `q` where it belongs in its parent's order for partition `p` (or take it out).
     pub(crate) fn refresh_queue_key(&mut self, q: QueueId, p: PartitionId) {
-        let Some(parent) = self.queues[q.index()].parent else { return };
-        let old = self.queues[q.index()].parts[p.index()].key.take();
+        let Some(parent) = self.queues[q].parent else { return };
+        let old = self.queues[q].parts[p.index()].key.take();
         if let Some(k) = old {
-            let pp = &mut self.queues[parent.index()].parts[p.index()];
+            let pp = &mut self.queues[parent].parts[p.index()];
             pp.members.remove(&k);
             pp.reserving.remove(&k);
         }
         if self.is_member(q, p) {
-            let k = self.child_key(q, p, self.queues[q.index()].index_in_parent as usize);
+            let k = self.child_key(q, p, self.queues[q].index_in_parent as usize);
             let reserving = self.may_unreserve(q, p);
-            let pp = &mut self.queues[parent.index()].parts[p.index()];
+            let pp = &mut self.queues[parent].parts[p.index()];
             pp.members.insert(k);
             if reserving {
                 pp.reserving.insert(k);
             }
-            self.queues[q.index()].parts[p.index()].key = Some(k);
+            self.queues[q].parts[p.index()].key = Some(k);
         }
     }
 
@@ -220,7 +220,7 @@ impl CapacityScheduler {
     /// checks its first application in `p`'s order, the one it tries first; a parent
     /// whatever is reserved under it.
     pub(crate) fn may_unreserve(&self, q: QueueId, p: PartitionId) -> bool {
-        let queue = &self.queues[q.index()];
+        let queue = &self.queues[q];
         if queue.leaf {
             queue.parts[p.index()].apps.first().is_some_and(|k| self.current_reservation(k.app).memory() > 0)
         } else {
@@ -233,24 +233,24 @@ impl CapacityScheduler {
         let mut q = Some(leaf);
         while let Some(id) = q {
             self.refresh_queue_key(id, p);
-            q = self.queues[id.index()].parent;
+            q = self.queues[id].parent;
         }
     }
 
     /// Put `app` where it belongs in its leaf's order in every partition.
     pub(crate) fn refresh_app_keys(&mut self, app: AppId) {
-        let Some(leaf) = self.apps[app.index()].queue else { return };
-        let ordered = self.apps[app.index()].activated && self.apps[app.index()].is_alive();
+        let Some(leaf) = self.apps[app].queue else { return };
+        let ordered = self.apps[app].activated && self.apps[app].is_alive();
         let key = ordered.then(|| self.app_key(app));
         for p in 0..self.nparts() {
             let head_was = self.may_unreserve(leaf, PartitionId(p as u32));
-            let old = self.apps[app.index()].keys[p].take();
+            let old = self.apps[app].keys[p].take();
             if let Some(k) = old {
-                self.queues[leaf.index()].parts[p].apps.remove(&k);
+                self.queues[leaf].parts[p].apps.remove(&k);
             }
-            if let Some(k) = key.filter(|_| self.apps[app.index()].pending[p].any_positive()) {
-                self.queues[leaf.index()].parts[p].apps.insert(k);
-                self.apps[app.index()].keys[p] = Some(k);
+            if let Some(k) = key.filter(|_| self.apps[app].pending[p].any_positive()) {
+                self.queues[leaf].parts[p].apps.insert(k);
+                self.apps[app].keys[p] = Some(k);
                 if old.is_none() {
                     // A newcomer may be free of the limit that holds the others.
                     self.unhold(leaf, PartitionId(p as u32));
@@ -266,26 +266,26 @@ impl CapacityScheduler {
     /// The leaf's user limit may have changed (or an app joined): it is computed again at
     /// the next visit, and a leaf that was held has its applications tried again.
     pub(crate) fn unhold(&mut self, leaf: QueueId, p: PartitionId) {
-        self.queues[leaf.index()].parts[p.index()].forget_user_limit();
+        self.queues[leaf].parts[p.index()].forget_user_limit();
     }
 
     /// What the hold on `leaf` in `p` rested on changed, its user limit did not: the leaf's
     /// applications are tried again, the limit stays cached.
     pub(crate) fn release_hold(&mut self, leaf: QueueId, p: PartitionId) {
-        self.queues[leaf.index()].parts[p.index()].all_users_held = false;
+        self.queues[leaf].parts[p.index()].all_users_held = false;
     }
 
     /// The last walk found every app of `leaf` held by its user limit: later walks pass
     /// its applications by until something could free one.
     pub(crate) fn hold(&mut self, leaf: QueueId, p: PartitionId) {
-        self.queues[leaf.index()].parts[p.index()].all_users_held = true;
+        self.queues[leaf].parts[p.index()].all_users_held = true;
     }
 
     /// Take `app` out of every order (it leaves its leaf).
     pub(crate) fn detach_app_keys(&mut self, app: AppId, leaf: QueueId) {
         for p in 0..self.nparts() {
-            if let Some(k) = self.apps[app.index()].keys[p].take() {
-                self.queues[leaf.index()].parts[p].apps.remove(&k);
+            if let Some(k) = self.apps[app].keys[p].take() {
+                self.queues[leaf].parts[p].apps.remove(&k);
             }
         }
     }
@@ -320,7 +320,7 @@ impl CapacityScheduler {
 
     /// The child after `after` (or the first) in `parent`'s order for partition `p`.
     pub(crate) fn next_child(&self, parent: QueueId, p: PartitionId, after: Option<&ChildKey>) -> Option<ChildKey> {
-        let set = &self.queues[parent.index()].parts[p.index()].members;
+        let set = &self.queues[parent].parts[p.index()].members;
         match after {
             None => set.first().copied(),
             Some(k) => set.range((std::ops::Bound::Excluded(*k), std::ops::Bound::Unbounded)).next().copied(),
@@ -334,7 +334,7 @@ impl CapacityScheduler {
         p: PartitionId,
         after: Option<&ChildKey>,
     ) -> Option<ChildKey> {
-        let set = &self.queues[parent.index()].parts[p.index()].reserving;
+        let set = &self.queues[parent].parts[p.index()].reserving;
         match after {
             None => set.first().copied(),
             Some(k) => set.range((std::ops::Bound::Excluded(*k), std::ops::Bound::Unbounded)).next().copied(),
@@ -343,7 +343,7 @@ impl CapacityScheduler {
 
     /// The application after `after` (or the first) in `leaf`'s order for partition `p`.
     pub(crate) fn next_app(&self, leaf: QueueId, p: PartitionId, after: Option<&AppKey>) -> Option<AppKey> {
-        let set = &self.queues[leaf.index()].parts[p.index()].apps;
+        let set = &self.queues[leaf].parts[p.index()].apps;
         match after {
             None => set.first().copied(),
             Some(k) => set.range((std::ops::Bound::Excluded(*k), std::ops::Bound::Unbounded)).next().copied(),
@@ -371,7 +371,7 @@ impl CapacityScheduler {
 
     /// [`Self::is_member`] recomputed down the subtree (for the auditor).
     fn fresh_member(&self, q: QueueId, p: PartitionId) -> bool {
-        let queue = &self.queues[q.index()];
+        let queue = &self.queues[q];
         if queue.leaf {
             self.wants(q, p, true)
         } else {

@@ -60,7 +60,7 @@ impl CapacityScheduler {
             });
         }
         self.queue_index = queues.iter().enumerate().map(|(i, q)| (q.name.clone(), QueueId(i as u32))).collect();
-        self.queues = queues;
+        self.queues = queues.into();
         self.conf = conf.clone();
         self.set_fractions()?;
         self.resolve_capacities();
@@ -122,7 +122,7 @@ impl CapacityScheduler {
         self.build_tree(conf)?;
         for (path, drift) in drifts {
             if let Some(&id) = self.queue_index.get(&path) {
-                for (part, (reserved, ratio)) in self.queues[id.index()].parts.iter_mut().zip(drift) {
+                for (part, (reserved, ratio)) in self.queues[id].parts.iter_mut().zip(drift) {
                     part.reserved_drift = reserved;
                     part.usage_ratio_drift = ratio;
                 }
@@ -131,7 +131,7 @@ impl CapacityScheduler {
         let nparts = self.nparts();
         for (path, user, drift) in user_drifts {
             if let Some(&id) = self.queue_index.get(&path) {
-                let users = &mut self.queues[id.index()].users;
+                let users = &mut self.queues[id].users;
                 let slot = users.enter(&user, nparts);
                 users.at_mut(slot).used_drift = drift;
             }
@@ -145,7 +145,7 @@ impl CapacityScheduler {
         }
         for (path, (active, waiting, users_count)) in old_lists {
             if let Some(&id) = self.queue_index.get(&path) {
-                let q = &mut self.queues[id.index()];
+                let q = &mut self.queues[id];
                 q.active = active;
                 q.waiting = waiting;
                 q.users_count = users_count;
@@ -200,7 +200,7 @@ impl CapacityScheduler {
                 .filter_map(|k| children.iter().copied().find(|&c| self.q(c).name == puts[k]))
                 .collect();
             for (index, &c) in order.iter().enumerate() {
-                self.queues[c.index()].index_in_parent = index as u32;
+                self.queues[c].index_in_parent = index as u32;
             }
             self.queues[i].children = order;
         }
@@ -275,11 +275,8 @@ impl CapacityScheduler {
                         _ => None,
                     };
                     if let Some(w) = weight(&self.queues[i]) {
-                        let total: f32 = self.queues[parent.index()]
-                            .children
-                            .iter()
-                            .filter_map(|&c| weight(&self.queues[c.index()]))
-                            .sum();
+                        let total: f32 =
+                            self.queues[parent].children.iter().filter_map(|&c| weight(&self.queues[c])).sum();
                         self.queues[i].parts[p].capacity = if total > 0.0 { w / total } else { 0.0 };
                     }
                 }
@@ -288,7 +285,7 @@ impl CapacityScheduler {
                 let (pabs, pmax) = match parent {
                     None => (1.0f32, 1.0f32),
                     Some(pq) => {
-                        let pp = &self.queues[pq.index()].parts[p];
+                        let pp = &self.queues[pq].parts[p];
                         (pp.abs_capacity, pp.abs_max_capacity)
                     }
                 };
@@ -328,7 +325,7 @@ impl CapacityScheduler {
                 let (parent_min, parent_max, pabs, pmax) = match parent {
                     None => (total, total, 1.0f32, 1.0f32),
                     Some(pq) => {
-                        let pp = &self.queues[pq.index()].parts[p];
+                        let pp = &self.queues[pq].parts[p];
                         (pp.guaranteed, pp.maximum, pp.abs_capacity, pp.abs_max_capacity)
                     }
                 };
@@ -371,8 +368,8 @@ impl CapacityScheduler {
     /// has in partition `p`, each type is scaled by parent / sum.
     fn absolute_scale(&self, parent: QueueId, p: usize, parent_min: Resource, types: usize) -> Option<Vec<f64>> {
         let mut sum = Resource::none();
-        for &c in &self.queues[parent.index()].children {
-            sum.add_assign(self.queues[c.index()].parts[p].min_absolute?);
+        for &c in &self.queues[parent].children {
+            sum.add_assign(self.queues[c].parts[p].min_absolute?);
         }
         if sum.fits_in(&parent_min) {
             return None;
@@ -393,7 +390,7 @@ impl CapacityScheduler {
         if !self.calc.positive(&self.cluster.total, &total) {
             return 0.0;
         }
-        let part = &self.queues[q.index()].parts[p.index()];
+        let part = &self.queues[q].parts[p.index()];
         let guaranteed = self.calc.max(&total, part.guaranteed, self.props.minimum_allocation);
         self.calc.divide(&total, &part.used, &guaranteed)
     }
@@ -402,7 +399,7 @@ impl CapacityScheduler {
     /// a positive absolute capacity goes before one without (the flag), and two without
     /// compare their absolute used capacity (`used / partition`) instead of the used one.
     pub(crate) fn ordering_used(&self, q: QueueId, p: PartitionId) -> (bool, f32) {
-        let part = &self.queues[q.index()].parts[p.index()];
+        let part = &self.queues[q].parts[p.index()];
         if part.abs_capacity > 0.0 {
             return (false, self.used_capacity(q, p));
         }
@@ -418,7 +415,7 @@ impl CapacityScheduler {
     /// least used capacity, larger guarantee, configuration order; children with no capacity
     /// after the others (see [`Self::ordering_used`]).
     pub(crate) fn sorted_children(&self, parent: QueueId, p: PartitionId, respect: bool) -> Vec<QueueId> {
-        let q = &self.queues[parent.index()];
+        let q = &self.queues[parent];
         let by_priority = q.settings.queue_ordering == QueueOrdering::PriorityUtilization;
         let mut keyed: Vec<SortKey> = q
             .children
@@ -426,9 +423,9 @@ impl CapacityScheduler {
             .enumerate()
             .filter(|(_, &c)| self.wants(c, p, respect))
             .map(|(i, &c)| {
-                let part = &self.queues[c.index()].parts[p.index()];
+                let part = &self.queues[c].parts[p.index()];
                 let (zero, used) = self.ordering_used(c, p);
-                let prio = if by_priority { self.queues[c.index()].settings.priority } else { 0 };
+                let prio = if by_priority { self.queues[c].settings.priority } else { 0 };
                 (!part.accessible, zero, by_priority && used >= 1.0, -prio, used, -part.abs_capacity, i, c)
             })
             .collect();
@@ -447,8 +444,8 @@ impl CapacityScheduler {
     /// A queue with pending demand that the walk must visit (YARN's `hasPendingResourceRequest`
     /// and partition access).
     pub(crate) fn wants(&self, q: QueueId, p: PartitionId, respect: bool) -> bool {
-        let part = &self.queues[q.index()].parts[if respect { p.index() } else { 0 }];
-        (!respect || self.queues[q.index()].parts[p.index()].accessible)
+        let part = &self.queues[q].parts[if respect { p.index() } else { 0 }];
+        (!respect || self.queues[q].parts[p.index()].accessible)
             && self.calc.positive(&self.cluster.total, &part.pending)
     }
 
@@ -463,11 +460,11 @@ impl CapacityScheduler {
         blocked: Resource,
         p: PartitionId,
     ) -> Resource {
-        let pp = &self.queues[parent.index()].parts[p.index()];
+        let pp = &self.queues[parent].parts[p.index()];
         let capped = self.calc.min(&self.cluster.total, parent_limit, pp.maximum);
         // YARN's Resources.subtract does not stop at zero: a parent over its limit (an
         // over-committed cluster, a lowered maximum) hands its child less than the child uses.
-        let child_used = self.queues[child.index()].parts[p.index()].used;
+        let child_used = self.queues[child].parts[p.index()].used;
         let mut limit = capped;
         for i in 0..self.props.resource_types.len() {
             limit.set(i, capped.get(i) - blocked.get(i) - pp.used.get(i) + child_used.get(i));
@@ -479,7 +476,7 @@ impl CapacityScheduler {
     /// ancestors leave it (as each parent hands a child its limit during allocation).
     pub fn current_limit(&self, q: QueueId, p: PartitionId) -> Resource {
         let limit = self.limit_from_ancestors(q, p);
-        self.calc.min(&self.cluster.total, self.queues[q.index()].parts[p.index()].maximum, limit)
+        self.calc.min(&self.cluster.total, self.queues[q].parts[p.index()].maximum, limit)
     }
 
     /// What the ancestors of `q` leave it in partition `p`, each parent handing its child a
@@ -512,7 +509,7 @@ impl CapacityScheduler {
         }
         for a in &mut self.apps {
             if let Some(q) = a.queue.filter(|_| matches!(a.state, AppState::Accepted | AppState::Running)) {
-                a.user_slot = self.queues[q.index()].users.slot(&a.user).unwrap_or(0);
+                a.user_slot = self.queues[q].users.slot(&a.user).unwrap_or(0);
             }
         }
     }

@@ -14,7 +14,7 @@ impl CapacityScheduler {
     /// user, and as reserved, but takes nothing from the node.
     pub(crate) fn reserve(&mut self, app: AppId, node: NodeId, priority: i32, resource: Resource, now: Millis) {
         let p = self.cluster.node(node).partition;
-        let a = &mut self.apps[app.index()];
+        let a = &mut self.apps[app];
         let seq = a.next_container_seq;
         a.next_container_seq += 1;
         a.reserved[p.index()].add_assign(resource);
@@ -24,7 +24,7 @@ impl CapacityScheduler {
             Some((_, peak)) => *peak = (*peak).max(held),
             None => a.reservation_peaks.push((priority, held)),
         }
-        self.cluster.nodes[node.index()].reservation = Some(Reservation { app, priority, resource, seq });
+        self.cluster.nodes[node].reservation = Some(Reservation { app, priority, resource, seq });
         self.reset_re_reservations(app, priority);
         self.charge(app, p, resource, true, true);
         self.resort_due(app);
@@ -37,7 +37,7 @@ impl CapacityScheduler {
     /// the key's peak (see `reservation_peaks`), then in the order they were made. Indices into
     /// `reservations`.
     pub(crate) fn reservations_in_yarn_order(&self, app: AppId) -> Vec<usize> {
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         let mut keys: Vec<i32> = Vec::new();
         for h in &a.reservations {
             if !keys.contains(&h.priority) {
@@ -67,8 +67,8 @@ impl CapacityScheduler {
     /// YARN counts re-reservations per request key from its last new reservation or
     /// unreservation there (`resetReReservations`); an allocation leaves the count alone.
     fn reset_re_reservations(&mut self, app: AppId, priority: i32) {
-        if let Some(idx) = self.apps[app.index()].request(priority) {
-            self.apps[app.index()].requests[idx].re_reservations = 0;
+        if let Some(idx) = self.apps[app].request(priority) {
+            self.apps[app].requests[idx].re_reservations = 0;
         }
     }
 
@@ -76,7 +76,7 @@ impl CapacityScheduler {
     /// counts one.
     pub(crate) fn unreserve(&mut self, app: AppId, node: NodeId) {
         self.drop_reservation(app, node);
-        if self.apps[app.index()].is_alive() {
+        if self.apps[app].is_alive() {
             self.resort_due(app);
         }
     }
@@ -84,12 +84,12 @@ impl CapacityScheduler {
     /// Drop `app`'s reservation on `node` for the container that serves it: no release of
     /// its own (YARN turns the reserved container into the allocated one).
     pub(crate) fn drop_reservation(&mut self, app: AppId, node: NodeId) {
-        let n = &mut self.cluster.nodes[node.index()];
+        let n = &mut self.cluster.nodes[node];
         if n.reservation.is_some_and(|r| r.app == app) {
             n.reservation = None;
             self.counters.reservations_released += 1;
         }
-        let a = &mut self.apps[app.index()];
+        let a = &mut self.apps[app];
         let Some(i) = a.reservations.iter().position(|r| r.node == node) else { return };
         let held = a.reservations.remove(i);
         // An emptied map goes (YARN removes the key), so the next one starts small again.
@@ -98,7 +98,7 @@ impl CapacityScheduler {
         }
         a.reserved[held.partition.index()].sub_assign(held.resource);
         self.reset_re_reservations(app, held.priority);
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         if a.queue.is_some() && a.is_alive() {
             self.charge(app, held.partition, held.resource, false, true);
         }

@@ -25,7 +25,7 @@ impl CapacityScheduler {
 
     /// `userLimitNeedsRecompute`: the users' state of `leaf` changed.
     pub(crate) fn users_changed(&mut self, leaf: QueueId) {
-        self.queues[leaf.index()].users_count.version += 1;
+        self.queues[leaf].users_count.version += 1;
     }
 
     /// A user limit of `leaf` is asked for (`getComputedResourceLimitFor{Active,All}Users`):
@@ -33,7 +33,7 @@ impl CapacityScheduler {
     /// partition, mode and users, and with it the users whose applications all wait are
     /// counted again.
     pub(crate) fn user_limit_asked(&mut self, leaf: QueueId, p: PartitionId, respect: bool, active: bool) {
-        let q = &mut self.queues[leaf.index()];
+        let q = &mut self.queues[leaf];
         let at = p.index() * 4 + usize::from(respect) * 2 + usize::from(active);
         if q.users_count.seen.len() <= at {
             q.users_count.seen.resize(at + 1, None);
@@ -48,17 +48,17 @@ impl CapacityScheduler {
     /// `computeUserLimitAndSetHeadroom` for `app` in `leaf`: its headroom reads the leaf's user
     /// limit from now on.
     pub(crate) fn set_headroom(&mut self, app: AppId, leaf: QueueId) {
-        self.apps[app.index()].headroom_leaf = Some(leaf);
+        self.apps[app].headroom_leaf = Some(leaf);
     }
 
     /// The AM's heartbeat (`allocate`) returns the app's headroom, which asks its leaf's user
     /// limit in each partition it asks in (the default one when none).
     pub(crate) fn headroom_asked(&mut self, app: AppId) {
-        let Some(leaf) = self.apps[app.index()].headroom_leaf else { return };
-        if self.queues[leaf.index()].removed {
+        let Some(leaf) = self.apps[app].headroom_leaf else { return };
+        if self.queues[leaf].removed {
             return;
         }
-        let mut parts: Vec<PartitionId> = self.apps[app.index()].requests.iter().map(|r| r.label).collect();
+        let mut parts: Vec<PartitionId> = self.apps[app].requests.iter().map(|r| r.label).collect();
         parts.sort();
         parts.dedup();
         if parts.is_empty() {
@@ -81,11 +81,11 @@ impl CapacityScheduler {
     /// capacities or the cluster change.
     pub(crate) fn cached_user_limit(&mut self, leaf: QueueId, p: PartitionId, respect: bool) -> Resource {
         let mode = usize::from(respect);
-        if let Some(limit) = self.queues[leaf.index()].parts[p.index()].user_limit_cache[mode] {
+        if let Some(limit) = self.queues[leaf].parts[p.index()].user_limit_cache[mode] {
             return limit;
         }
         let limit = self.user_limit(leaf, p, respect);
-        self.queues[leaf.index()].parts[p.index()].user_limit_cache[mode] = Some(limit);
+        self.queues[leaf].parts[p.index()].user_limit_cache[mode] = Some(limit);
         limit
     }
 
@@ -142,7 +142,7 @@ impl CapacityScheduler {
         limit: &Resource,
         p: PartitionId,
     ) -> (bool, Resource) {
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         let u = self.q(leaf).users.at(a.user_slot);
         let cluster = &self.cluster.total;
         if !self.calc.gt(cluster, &u.used[p.index()], limit) {
@@ -173,7 +173,7 @@ impl CapacityScheduler {
     /// `getCurrentReservation`: what the app holds reserved in the default partition, which
     /// continue-looking may give back.
     pub(crate) fn current_reservation(&self, app: AppId) -> Resource {
-        self.apps[app.index()].reserved[PartitionId::DEFAULT.index()]
+        self.apps[app].reserved[PartitionId::DEFAULT.index()]
     }
 
     /// A user's AM limit in partition `p`: the user's share (`minimum-user-limit-percent`, or
@@ -208,7 +208,7 @@ impl CapacityScheduler {
         }
         let mut waiting = self.q(leaf).waiting.clone();
         waiting.sort_by(|&a, &b| {
-            let (x, y) = (&self.apps[a.index()], &self.apps[b.index()]);
+            let (x, y) = (&self.apps[a], &self.apps[b]);
             y.priority.cmp(&x.priority).then(x.yarn_id.id.cmp(&y.yarn_id.id))
         });
         let mut am_limits: BTreeMap<PartitionId, Resource> = BTreeMap::new();
@@ -216,7 +216,7 @@ impl CapacityScheduler {
         let cluster = self.cluster.total;
         for app in waiting {
             let (am, p, user) = {
-                let a = &self.apps[app.index()];
+                let a = &self.apps[app];
                 (a.am_resource, a.am_partition, a.user.clone())
             };
             let limit = *am_limits.entry(p).or_insert_with(|| self.am_limit(leaf, p));
@@ -229,7 +229,7 @@ impl CapacityScheduler {
                 continue;
             }
             let user_limit = *user_am_limits.entry(p).or_insert_with(|| self.user_am_limit(leaf, p));
-            let slot = self.apps[app.index()].user_slot;
+            let slot = self.apps[app].user_slot;
             let user_am = self.q(leaf).users.at(slot).am_used[p.index()];
             if !exempt && !self.calc.fits_in(&user_am.saturating_add(am), &user_limit) {
                 self.set_wait(
@@ -244,7 +244,7 @@ impl CapacityScheduler {
 
     fn make_active(&mut self, leaf: QueueId, app: AppId) {
         self.set_wait(app, None);
-        let a = &mut self.apps[app.index()];
+        let a = &mut self.apps[app];
         let (am, p, slot) = (a.am_resource, a.am_partition, a.user_slot);
         a.activated = true;
         if a.unmanaged_am || a.am_running {
@@ -278,7 +278,7 @@ impl CapacityScheduler {
         let mut total = [Resource::none(); 2];
         let q = self.q(leaf);
         for &app in &q.active {
-            let a = &self.apps[app.index()];
+            let a = &self.apps[app];
             let h = headroom.entry(a.user.as_str()).or_insert_with(|| {
                 let used = q.users.at(a.user_slot).used[p.index()];
                 let room = self.user_limit(leaf, p, true).saturating_sub(used).componentwise_max(Resource::none());

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use fairloom_model::{Resource, DEFAULT_RACK};
 
-use ids::{AppId, ContainerId, LocationId, NodeId, PartitionId};
+use ids::{AppId, ContainerId, IdVec, LocationId, NodeId, PartitionId};
 use live::LiveList;
 
 /// Why a cluster change could not be applied. The cluster is unchanged when one is returned.
@@ -195,7 +195,7 @@ pub struct Container {
 pub struct Cluster {
     /// By slot: a removed node's slot waits in `free_nodes` for the next registration (an RM
     /// sees nodes come and go for months).
-    pub nodes: Vec<Node>,
+    pub nodes: IdVec<NodeId, Node>,
     pub(crate) free_nodes: Vec<u32>,
     /// The live nodes in registration order: what every walk over the nodes follows.
     pub(crate) node_order: Vec<NodeId>,
@@ -206,7 +206,7 @@ pub struct Cluster {
     pub(crate) container_tables: Vec<hash_order::ContainerTable>,
     pub(crate) nodes_registered: u32,
     pub(crate) node_index: HashMap<String, NodeId>,
-    pub containers: Vec<Container>,
+    pub containers: IdVec<ContainerId, Container>,
     /// Slots of finished containers, reused so the arena stays as large as the live set.
     pub(crate) free_containers: Vec<ContainerId>,
     /// Per slot: moves on when its container ends (see `live`).
@@ -225,14 +225,14 @@ pub struct Cluster {
 impl Default for Cluster {
     fn default() -> Self {
         Self {
-            nodes: Vec::new(),
+            nodes: IdVec::new(),
             free_nodes: Vec::new(),
             node_order: Vec::new(),
             yarn_order: hash_order::HashOrder::default(),
             container_tables: Vec::new(),
             nodes_registered: 0,
             node_index: HashMap::new(),
-            containers: Vec::new(),
+            containers: IdVec::new(),
             free_containers: Vec::new(),
             container_gen: Vec::new(),
             containers_born: 0,
@@ -312,7 +312,7 @@ impl Cluster {
 
     /// Take a node out of the cluster; its containers and reservation must be gone already.
     pub fn deregister_node(&mut self, node: NodeId) {
-        let n = &mut self.nodes[node.index()];
+        let n = &mut self.nodes[node];
         if n.removed {
             return;
         }
@@ -330,7 +330,7 @@ impl Cluster {
         self.node_order.retain(|&id| id != node);
         self.yarn_order.remove(node);
         self.free_nodes.push(node.0);
-        self.locations.release(self.nodes[node.index()].location);
+        self.locations.release(self.nodes[node].location);
         self.locations.release(rack);
         self.live_nodes -= 1;
         self.total.sub_assign(total);
@@ -344,18 +344,18 @@ impl Cluster {
     }
 
     pub fn node(&self, id: NodeId) -> &Node {
-        &self.nodes[id.index()]
+        &self.nodes[id]
     }
 
     /// The live nodes, in registration order.
     pub fn nodes(&self) -> impl Iterator<Item = (NodeId, &Node)> {
-        self.node_order.iter().map(|&id| (id, &self.nodes[id.index()]))
+        self.node_order.iter().map(|&id| (id, &self.nodes[id]))
     }
 
     /// The live nodes in the order YARN's `ClusterNodeTracker.getAllNodes` lists them: the
     /// iteration order of its `HashMap<NodeId, _>` (see [`hash_order`]).
     pub fn nodes_in_yarn_order(&self) -> impl Iterator<Item = (NodeId, &Node)> {
-        self.yarn_order.nodes().map(|id| (id, &self.nodes[id.index()]))
+        self.yarn_order.nodes().map(|id| (id, &self.nodes[id]))
     }
 
     /// Node slots, live or free (what the arena holds: at most the most nodes ever live at once).
@@ -409,7 +409,7 @@ impl Cluster {
             ContainerId(self.containers.len() as u32)
         });
         let generation = self.container_gen[id.index()];
-        let n = &mut self.nodes[node.index()];
+        let n = &mut self.nodes[node];
         n.allocated.add_assign(resource);
         n.containers.push(id, generation);
         self.container_tables[node.index()].insert(yarn_hash, n.containers.len());
@@ -435,25 +435,25 @@ impl Cluster {
     /// The container ends: its node is discharged and its slot freed. Returns the ended
     /// container (still readable until the slot is reused). The caller unmarks it first.
     pub fn end_container(&mut self, id: ContainerId, exit_status: i32) -> &Container {
-        let c = &mut self.containers[id.index()];
+        let c = &mut self.containers[id];
         c.alive = false;
         c.exit_status = Some(exit_status);
         let (node, resource, yarn_hash) = (c.node, c.resource, c.yarn_hash);
         self.container_gen[id.index()] += 1;
-        let n = &mut self.nodes[node.index()];
+        let n = &mut self.nodes[node];
         n.allocated.sub_assign(resource);
         if !n.removed {
             self.container_tables[node.index()].remove(yarn_hash);
         }
         n.containers.note_ended(&self.container_gen);
         self.free_containers.push(id);
-        &self.containers[id.index()]
+        &self.containers[id]
     }
 
     /// A container by id. Ids are arena slots: valid while the container lives, reused after
     /// it finishes.
     pub fn container(&self, id: ContainerId) -> &Container {
-        &self.containers[id.index()]
+        &self.containers[id]
     }
 
     /// How many containers are running now.
@@ -472,7 +472,7 @@ impl Cluster {
 
     /// The node's live containers.
     pub fn node_containers(&self, node: NodeId) -> live::LiveIter<'_> {
-        self.nodes[node.index()].containers.iter(&self.container_gen)
+        self.nodes[node].containers.iter(&self.container_gen)
     }
 
     /// The node's live containers in the iteration order of YARN's map of them
@@ -481,7 +481,7 @@ impl Cluster {
     pub fn node_containers_in_yarn_order(&self, node: NodeId) -> Vec<ContainerId> {
         let table = &self.container_tables[node.index()];
         let mut order: Vec<ContainerId> = self.node_containers(node).collect();
-        order.sort_by_key(|c| table.bucket(self.containers[c.index()].yarn_hash));
+        order.sort_by_key(|c| table.bucket(self.containers[c].yarn_hash));
         order
     }
 
@@ -516,7 +516,7 @@ impl Cluster {
             check(out, || format!("node {} allocated", n.name), n.allocated, node_alloc[i]);
             check(out, || format!("node {} containers", n.name), n.containers.len(), node_count[i]);
             let id = NodeId(i as u32);
-            let listed = self.node_containers(id).filter(|c| self.containers[c.index()].node == id).count();
+            let listed = self.node_containers(id).filter(|c| self.containers[c].node == id).count();
             check(out, || format!("node {} container list", n.name), listed, node_count[i]);
         }
         check(out, || "cluster resource".to_string(), self.total, total);

@@ -113,22 +113,22 @@ impl FairScheduler {
             self.reject(id, why);
             return id;
         }
-        self.apps[id.index()].queue = Some(queue);
+        self.apps[id].queue = Some(queue);
         self.q_mut(queue).app_refs += 1;
         self.touch_demand(id);
         match self.runnable_block(queue, user) {
             None => {
                 self.q_mut(queue).runnable_apps.push(id);
-                self.apps[id.index()].runnable = true;
+                self.apps[id].runnable = true;
                 self.track_runnable(id);
                 if am.is_none() {
-                    self.apps[id.index()].state = AppState::Running;
+                    self.apps[id].state = AppState::Running;
                 }
                 self.refresh_app(id);
             }
             Some(reason) => {
                 self.q_mut(queue).non_runnable_apps.push(id);
-                self.apps[id.index()].wait = Some(reason);
+                self.apps[id].wait = Some(reason);
                 self.track_non_runnable(id);
             }
         }
@@ -149,14 +149,14 @@ impl FairScheduler {
 
     fn reject(&mut self, app: AppId, why: String) {
         self.counters.apps_rejected += 1;
-        let a = &mut self.apps[app.index()];
+        let a = &mut self.apps[app];
         a.state = AppState::Rejected;
         a.rejection = Some(why);
         self.unrank_app(app);
     }
 
     pub fn app(&self, id: AppId) -> &App {
-        &self.apps[id.index()]
+        &self.apps[id]
     }
 
     /// Every application not forgotten, in submission order.
@@ -168,7 +168,7 @@ impl FairScheduler {
 
     /// Drop every ask of `app`, letting go of the names its entries hold.
     fn release_requests(&mut self, app: AppId) {
-        let requests = std::mem::take(&mut self.apps[app.index()].requests);
+        let requests = std::mem::take(&mut self.apps[app].requests);
         self.cluster.locations.release_all(requests.into_iter().flat_map(|e| e.locations.into_keys()));
     }
 
@@ -186,7 +186,7 @@ impl FairScheduler {
         if !self.holds(id) {
             return Err(SchedulerError::InvalidRequest(format!("no application {id:?} to forget")));
         }
-        let a = &self.apps[id.index()];
+        let a = &self.apps[id];
         if a.is_alive() || !a.live.is_empty() || a.marked > 0 || !a.reserved_nodes.is_empty() {
             return Err(SchedulerError::AppNotAlive(format!("{} is not finished", a.name)));
         }
@@ -199,11 +199,11 @@ impl FairScheduler {
         for list in &mut self.preempted_for {
             list.retain(|(app, _)| *app != id);
         }
-        if let Some(q) = self.apps[id.index()].queue {
+        if let Some(q) = self.apps[id].queue {
             self.q_mut(q).app_refs -= 1;
             self.free_queue_if_unused(q);
         }
-        let a = &mut self.apps[id.index()];
+        let a = &mut self.apps[id];
         a.forgotten = true;
         a.queue = None;
         a.rejection = None;
@@ -225,7 +225,7 @@ impl FairScheduler {
 
     /// Normalise a request for `app`'s queue.
     pub fn normalize_for(&self, app: AppId, capability: Resource) -> Resource {
-        let max = self.apps[app.index()].queue.map_or(self.props.maximum_allocation, |q| self.maximum_allocation(q));
+        let max = self.apps[app].queue.map_or(self.props.maximum_allocation, |q| self.maximum_allocation(q));
         normalize(capability, self.props.minimum_allocation, max, self.props.increment_allocation, self.types)
     }
 
@@ -234,8 +234,8 @@ impl FairScheduler {
     /// requests by priority, each key's asks by name), one entry holds a priority's asks, and
     /// a host, its rack and `*` may each ask for another size.
     pub(crate) fn set_asks(&mut self, app: AppId, asks: &[Ask]) -> Result<(), SchedulerError> {
-        if !self.apps[app.index()].is_alive() {
-            return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
+        if !self.apps[app].is_alive() {
+            return Err(SchedulerError::AppNotAlive(self.apps[app].name.clone()));
         }
         if let Some(bad) = asks.iter().find(|a| a.num_containers < 0) {
             return Err(SchedulerError::InvalidRequest(format!(
@@ -245,7 +245,7 @@ impl FairScheduler {
         }
         // Checked before anything changes, so a refused call leaves the asks as they were.
         let capabilities: Vec<Resource> = asks.iter().map(|ask| self.normalize_for(app, ask.capability)).collect();
-        let held = &self.apps[app.index()];
+        let held = &self.apps[app];
         check_new_request_keys(held.requests.len(), asks, |p| held.request_index(p).is_some())?;
         // Applied in YARN's order, which decides where each new name lands in its key's map
         // (preemption reads them in that order; see `ask_order`).
@@ -273,7 +273,7 @@ impl FairScheduler {
                 Some(stamp) => stamp,
                 None => self.next_ask_stamp(app),
             };
-            let a = &mut self.apps[app.index()];
+            let a = &mut self.apps[app];
             let index = match a.request_index(ask.priority) {
                 Some(i) => i,
                 None => {
@@ -321,7 +321,7 @@ impl FairScheduler {
     }
 
     fn next_ask_stamp(&mut self, app: AppId) -> u32 {
-        let a = &mut self.apps[app.index()];
+        let a = &mut self.apps[app];
         a.ask_stamps += 1;
         a.ask_stamps
     }
@@ -329,7 +329,7 @@ impl FairScheduler {
     /// Every ask at `priority` goes (its entry stays, with its scheduling opportunities and
     /// allowed locality, which YARN keeps per key in the application attempt).
     fn clear_asks_at(&mut self, app: AppId, priority: i32) {
-        let a = &mut self.apps[app.index()];
+        let a = &mut self.apps[app];
         if let Some(i) = a.request_index(priority) {
             let entry = &mut a.requests[i];
             set_any(entry, &mut a.pending, None);
@@ -353,16 +353,16 @@ impl FairScheduler {
     }
 
     pub(crate) fn finish_container(&mut self, container: ContainerId, exit_status: i32) {
-        if !self.cluster.containers[container.index()].alive {
+        if !self.cluster.containers[container].alive {
             return;
         }
         self.unmark(container);
         let c = self.cluster.end_container(container, exit_status);
         let (app, resource) = (c.app, c.resource);
-        let a = &mut self.apps[app.index()];
+        let a = &mut self.apps[app];
         a.usage.sub_assign(resource);
         a.live.note_ended(&self.cluster.container_gen);
-        if let Some(q) = self.apps[app.index()].queue {
+        if let Some(q) = self.apps[app].queue {
             self.charge_path(q, resource, false);
             self.refresh_app(app);
         }
@@ -375,11 +375,11 @@ impl FairScheduler {
         let mut live: Vec<ContainerId> = self
             .app_containers(app)
             .filter(|&c| {
-                let c = &self.cluster.containers[c.index()];
+                let c = &self.cluster.containers[c];
                 !c.is_am && node.is_none_or(|n| c.node == n)
             })
             .collect();
-        live.sort_by_key(|&c| std::cmp::Reverse(self.cluster.containers[c.index()].seq));
+        live.sort_by_key(|&c| std::cmp::Reverse(self.cluster.containers[c].seq));
         live.truncate(count);
         live
     }
@@ -387,19 +387,19 @@ impl FairScheduler {
     /// The application finishes: its containers are released, its reservations dropped,
     /// and it leaves its queue (which may let waiting applications run).
     pub(crate) fn finish_app(&mut self, app: AppId) -> Result<(), SchedulerError> {
-        if !self.apps[app.index()].is_alive() {
-            return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
+        if !self.apps[app].is_alive() {
+            return Err(SchedulerError::AppNotAlive(self.apps[app].name.clone()));
         }
         for c in self.app_containers(app).collect::<Vec<_>>() {
             self.finish_container(c, -100);
         }
-        for node in self.apps[app.index()].reserved_nodes.clone() {
+        for node in self.apps[app].reserved_nodes.clone() {
             self.unreserve(app, node);
         }
-        let queue = self.apps[app.index()].queue.expect("an alive app has a queue");
+        let queue = self.apps[app].queue.expect("an alive app has a queue");
         let was_runnable = self.remove_from_queue(app, queue);
         self.release_requests(app);
-        let a = &mut self.apps[app.index()];
+        let a = &mut self.apps[app];
         a.state = AppState::Finished;
         a.pending = Resource::none();
         a.demand = Resource::none();
@@ -425,7 +425,7 @@ impl FairScheduler {
         let runnable = q.runnable_apps.contains(&app);
         q.runnable_apps.retain(|&a| a != app);
         q.non_runnable_apps.retain(|&a| a != app);
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         if runnable && a.am_running {
             let am = a.am_resource;
             self.q_mut(queue).am_usage.sub_assign(am);
@@ -437,20 +437,20 @@ impl FairScheduler {
     /// refused when the target is not a leaf, or would break maxRunningApps or maxResources
     /// on a queue below the lowest common ancestor.
     pub(crate) fn move_app(&mut self, app: AppId, target: &str) -> Result<QueueId, SchedulerError> {
-        if !self.apps[app.index()].is_alive() {
-            return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
+        if !self.apps[app].is_alive() {
+            return Err(SchedulerError::AppNotAlive(self.apps[app].name.clone()));
         }
         let target_name =
             if target == "root" || target.starts_with("root.") { target.to_string() } else { format!("root.{target}") };
         let target = self.queue_id(&target_name).filter(|&q| self.q(q).leaf).ok_or_else(|| {
             SchedulerError::MoveRefused(format!("target queue {target_name} not found or is not a leaf queue"))
         })?;
-        let old = self.apps[app.index()].queue.expect("an alive app has a queue");
+        let old = self.apps[app].queue.expect("an alive app has a queue");
         if old == target {
             return Ok(target);
         }
-        let was_runnable = self.apps[app.index()].runnable;
-        let usage = self.apps[app.index()].usage;
+        let was_runnable = self.apps[app].runnable;
+        let usage = self.apps[app].usage;
         if was_runnable {
             let old_path: Vec<QueueId> = self.path_to_root(old).collect();
             for q in self.path_to_root(target).take_while(|q| !old_path.contains(q)) {
@@ -469,7 +469,7 @@ impl FairScheduler {
                 }
             }
         }
-        let user = self.apps[app.index()].user.clone();
+        let user = self.apps[app].user.clone();
         // As YARN's executeMove: runnability in the target is judged before the app leaves
         // its queue, and a runnable app that would not run there is not moved.
         let now_runnable = match self.runnable_block(target, &user) {
@@ -481,7 +481,7 @@ impl FairScheduler {
             }
             Some(_) => false,
         };
-        let (am_running, am) = (self.apps[app.index()].am_running, self.apps[app.index()].am_resource);
+        let (am_running, am) = (self.apps[app].am_running, self.apps[app].am_resource);
         self.detach_app(app);
         self.remove_from_queue(app, old);
         if was_runnable {
@@ -490,7 +490,7 @@ impl FairScheduler {
         // Its reservations stay where they are (SchedulerApplicationAttempt.move only moves
         // their metrics to the new queue).
         self.charge_path(old, usage, false);
-        self.apps[app.index()].queue = Some(target);
+        self.apps[app].queue = Some(target);
         self.q_mut(old).app_refs -= 1;
         self.q_mut(target).app_refs += 1;
         self.free_queue_if_unused(old);
@@ -500,8 +500,8 @@ impl FairScheduler {
             if !was_runnable {
                 self.untrack_non_runnable(app);
             }
-            self.apps[app.index()].runnable = true;
-            self.apps[app.index()].wait = None;
+            self.apps[app].runnable = true;
+            self.apps[app].wait = None;
             self.track_runnable(app);
             // YARN drops a moved app's AM usage from the old queue and never adds it to the
             // new one (FSLeafQueue.addApp does not; removeApp will subtract it when the app
@@ -510,13 +510,13 @@ impl FairScheduler {
             if am_running {
                 self.q_mut(target).am_drift.sub_assign(am);
             }
-            let a = &mut self.apps[app.index()];
+            let a = &mut self.apps[app];
             if a.unmanaged_am || a.am_running {
                 a.state = AppState::Running;
             }
         } else {
             self.q_mut(target).non_runnable_apps.push(app);
-            self.apps[app.index()].runnable = false;
+            self.apps[app].runnable = false;
         }
         self.refresh_app(app);
         self.refresh_path(old);
@@ -538,11 +538,11 @@ impl FairScheduler {
         count: u32,
         am: bool,
     ) -> Result<Vec<ContainerId>, SchedulerError> {
-        if !self.apps[app.index()].is_alive() {
-            return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
+        if !self.apps[app].is_alive() {
+            return Err(SchedulerError::AppNotAlive(self.apps[app].name.clone()));
         }
-        if self.cluster.nodes[node.index()].removed {
-            return Err(SchedulerError::UnknownNode(self.cluster.nodes[node.index()].name.clone()));
+        if self.cluster.nodes[node].removed {
+            return Err(SchedulerError::UnknownNode(self.cluster.nodes[node].name.clone()));
         }
         let mut out = Vec::new();
         for _ in 0..count {
@@ -550,13 +550,13 @@ impl FairScheduler {
             // container is its AM (AM usage, am_running), whichever it is; an unmanaged one has
             // none. `am` is the per-container flag preemption reads (RMContainer's AM flag),
             // set on every container placed with it, as Hadoop's preemption tests do.
-            let first = !self.apps[app.index()].unmanaged_am && !self.apps[app.index()].am_running;
+            let first = !self.apps[app].unmanaged_am && !self.apps[app].am_running;
             let c = self.new_container(app, node, capability, priority, am, None);
             if first {
                 self.mark_am(app, capability);
                 // The recovered AM satisfies the AM ask made at submission.
                 let normalized = self.normalize_for(app, capability);
-                let a = &self.apps[app.index()];
+                let a = &self.apps[app];
                 if let Some(idx) = a.request_index(0).filter(|&i| a.requests[i].capability == normalized) {
                     self.decrement_any(app, idx);
                 }
@@ -574,15 +574,15 @@ impl FairScheduler {
         capability: Resource,
         priority: i32,
     ) -> Result<(), SchedulerError> {
-        if !self.apps[app.index()].is_alive() {
-            return Err(SchedulerError::AppNotAlive(self.apps[app.index()].name.clone()));
+        if !self.apps[app].is_alive() {
+            return Err(SchedulerError::AppNotAlive(self.apps[app].name.clone()));
         }
-        if let Some(r) = self.cluster.nodes[node.index()].reservation {
+        if let Some(r) = self.cluster.nodes[node].reservation {
             self.unreserve(r.app, node);
         }
         let seq = self.take_yarn_number(app);
-        self.cluster.nodes[node.index()].reservation = Some(Reservation { app, priority, resource: capability, seq });
-        self.apps[app.index()].reserved_nodes.push(node);
+        self.cluster.nodes[node].reservation = Some(Reservation { app, priority, resource: capability, seq });
+        self.apps[app].reserved_nodes.push(node);
         Ok(())
     }
 }

@@ -84,14 +84,14 @@ impl FairScheduler {
 
     /// The app's asks at `priority` (one entry per priority, as YARN's scheduler key).
     fn request_at(&self, app: AppId, priority: i32) -> Option<&RequestEntry> {
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         a.request_index(priority).map(|i| &a.requests[i])
     }
 
     /// `getAllResourceRequests` as YARN iterates it: keys in their map's order, names within
     /// a key in theirs. A name set to 0 by the AM is still there; a `*` allocated to 0 is not.
     pub(crate) fn asks_in_yarn_order(&self, app: AppId) -> Vec<HeldAsk> {
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         // One entry per priority: the keys YARN holds are the entries holding a name.
         let held: Vec<&RequestEntry> = a.requests.iter().filter(|e| e.holds_names()).collect();
         let key_capacity = concurrent_map_capacity(held.len());

@@ -53,7 +53,7 @@ impl FairScheduler {
     }
 
     fn node_walk(&mut self, node: NodeId, now: Millis, decisions: &mut Vec<Decision>) {
-        if self.cluster.nodes[node.index()].removed {
+        if self.cluster.nodes[node].removed {
             return;
         }
         self.counters.heartbeats += 1;
@@ -64,15 +64,15 @@ impl FairScheduler {
         let t0 = self.phase_clock.now();
         self.assign_preempted(node, now, decisions);
         let mut valid_reservation = false;
-        if let Some(r) = self.cluster.nodes[node.index()].reservation {
+        if let Some(r) = self.cluster.nodes[node].reservation {
             valid_reservation = self.assign_reserved(r, node, now, decisions);
         }
         self.phases.reservations_ns += self.phase_clock.since(t0);
         if !valid_reservation {
-            let max_to_assign = self.cluster.nodes[node.index()].unallocated().multiply_truncate(0.5);
+            let max_to_assign = self.cluster.nodes[node].unallocated().multiply_truncate(0.5);
             let mut count = 0u32;
             let mut assigned = Resource::none();
-            while self.cluster.nodes[node.index()].reservation.is_none() {
+            while self.cluster.nodes[node].reservation.is_none() {
                 match self.assign_queue(ROOT, node, now, decisions) {
                     Assigned::None => break,
                     Assigned::Container(r) => assigned.add_assign(r),
@@ -100,17 +100,15 @@ impl FairScheduler {
 
     fn assign_reserved(&mut self, r: Reservation, node: NodeId, now: Millis, out: &mut Vec<Decision>) -> bool {
         let app = r.app;
-        let valid = self.apps[app.index()].is_alive()
-            && self.apps[app.index()]
-                .request_index(r.priority)
-                .is_some_and(|idx| self.has_container_for_node(app, idx, node))
+        let valid = self.apps[app].is_alive()
+            && self.apps[app].request_index(r.priority).is_some_and(|idx| self.has_container_for_node(app, idx, node))
             && !self.over_am_share_limit(app);
         if !valid {
             self.unreserve(app, node);
             out.push(Decision::Unreserved { app, node });
             return false;
         }
-        if r.resource.fits_in(&self.cluster.nodes[node.index()].unallocated()) {
+        if r.resource.fits_in(&self.cluster.nodes[node].unallocated()) {
             self.assign_app_on(app, node, true, now, out);
         }
         true
@@ -151,7 +149,7 @@ impl FairScheduler {
             q.runnable_apps
                 .iter()
                 .chain(&q.non_runnable_apps)
-                .fold(Resource::none(), |acc, &a| acc.saturating_add(self.apps[a.index()].usage))
+                .fold(Resource::none(), |acc, &a| acc.saturating_add(self.apps[a].usage))
         } else {
             q.children.iter().fold(Resource::none(), |acc, &c| acc.saturating_add(self.walk_usage(c)))
         }
@@ -170,7 +168,7 @@ impl FairScheduler {
     }
 
     pub(crate) fn app_view(&self, id: AppId) -> SchedView<'_> {
-        let a = &self.apps[id.index()];
+        let a = &self.apps[id];
         SchedView {
             usage: a.usage,
             demand: a.demand,
@@ -183,7 +181,7 @@ impl FairScheduler {
 
     pub(crate) fn app_weight(&self, id: AppId) -> f32 {
         if self.props.size_based_weight {
-            let demand = self.apps[id.index()].demand.memory().max(0) as f64;
+            let demand = self.apps[id].demand.memory().max(0) as f64;
             ((1.0 + demand).ln() / 2f64.ln()) as f32
         } else {
             1.0
@@ -194,7 +192,7 @@ impl FairScheduler {
     pub(crate) fn apps_with_demand(&self, leaf: QueueId) -> Vec<AppId> {
         let q = self.q(leaf);
         let mut apps: Vec<AppId> =
-            q.runnable_apps.iter().copied().filter(|&a| self.apps[a.index()].has_pending_demand()).collect();
+            q.runnable_apps.iter().copied().filter(|&a| self.apps[a].has_pending_demand()).collect();
         let policy = q.policy;
         apps.sort_by(|&a, &b| compare(policy, &self.app_view(a), &self.app_view(b), &self.cluster.total, self.types));
         apps
@@ -202,7 +200,7 @@ impl FairScheduler {
 
     fn assign_queue(&mut self, id: QueueId, node: NodeId, now: Millis, out: &mut Vec<Decision>) -> Assigned {
         let t0 = self.phase_clock.now();
-        let blocked = self.cluster.nodes[node.index()].reservation.is_some()
+        let blocked = self.cluster.nodes[node].reservation.is_some()
             || (self.must_check_max(self.q(id).max_share_bounded) && !self.walk_usage(id).fits_in(&self.max_share(id)));
         self.phases.precheck_ns += self.phase_clock.since(t0);
         if blocked {
@@ -284,7 +282,7 @@ impl FairScheduler {
 
     /// An app without its AM may start it only within its queue's AM limit.
     fn over_am_share_limit(&mut self, app: AppId) -> bool {
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         if a.am_running || a.unmanaged_am {
             return false;
         }
@@ -302,8 +300,7 @@ impl FairScheduler {
             false
         } else {
             let name = self.q(queue).name.clone();
-            self.apps[app.index()].wait =
-                Some(WaitReason::AmShareExceeded { queue: name, am_usage, request: next, limit });
+            self.apps[app].wait = Some(WaitReason::AmShareExceeded { queue: name, am_usage, request: next, limit });
             true
         }
     }
@@ -320,8 +317,8 @@ impl FairScheduler {
     /// YARN's `hasContainerForNode`: an outstanding ask at this key that locality allows on
     /// this node, fits in the node's total capability and in the queue's max share.
     fn has_container_for_node(&mut self, app: AppId, idx: usize, node: NodeId) -> bool {
-        let n = &self.cluster.nodes[node.index()];
-        let a = &self.apps[app.index()];
+        let n = &self.cluster.nodes[node];
+        let a = &self.apps[app];
         let e = &a.requests[idx];
         let has_rack = e.count_at(n.rack) > 0;
         let has_node = e.count_at(n.location) > 0;
@@ -333,7 +330,7 @@ impl FairScheduler {
         }
         let capability = e.capability;
         if !capability.fits_in(&n.total) {
-            self.apps[app.index()].wait = Some(WaitReason::LargerThanNode { request: capability });
+            self.apps[app].wait = Some(WaitReason::LargerThanNode { request: capability });
             return false;
         }
         let queue = a.queue.expect("an alive app has a queue");
@@ -345,7 +342,7 @@ impl FairScheduler {
             .find(|&q| !self.walk_usage(q).saturating_add(capability).fits_in(&self.max_share(q)));
         if let Some(q) = over {
             let name = self.q(q).name.clone();
-            self.apps[app.index()].wait = Some(WaitReason::QueueMaxResources { queue: name, request: capability });
+            self.apps[app].wait = Some(WaitReason::QueueMaxResources { queue: name, request: capability });
             return false;
         }
         true
@@ -362,27 +359,27 @@ impl FairScheduler {
         // A reserved node serves only the reserved key; otherwise every key with an ask, in
         // priority order (the request list does not change length while it is walked).
         let reserved_idx = if reserved {
-            let r = self.cluster.nodes[node.index()].reservation.expect("a reserved node has a reservation");
-            self.apps[app.index()].request_index(r.priority)
+            let r = self.cluster.nodes[node].reservation.expect("a reserved node has a reservation");
+            self.apps[app].request_index(r.priority)
         } else {
             None
         };
         let (node_loc, rack_loc) = {
-            let n = &self.cluster.nodes[node.index()];
+            let n = &self.cluster.nodes[node];
             (n.location, n.rack)
         };
-        for idx in 0..self.apps[app.index()].requests.len() {
+        for idx in 0..self.apps[app].requests.len() {
             let wanted =
-                if reserved { Some(idx) == reserved_idx } else { self.apps[app.index()].requests[idx].any_count() > 0 };
+                if reserved { Some(idx) == reserved_idx } else { self.apps[app].requests[idx].any_count() > 0 };
             if !wanted {
                 continue;
             }
             if !reserved && !self.has_container_for_node(app, idx, node) {
                 continue;
             }
-            self.apps[app.index()].requests[idx].scheduling_opportunities += 1;
+            self.apps[app].requests[idx].scheduling_opportunities += 1;
             let allowed = self.allowed_locality(app, idx, now);
-            let e = &self.apps[app.index()].requests[idx];
+            let e = &self.apps[app].requests[idx];
             let (rack_count, node_count) = (e.count_at(rack_loc), e.count_at(node_loc));
             if rack_count > 0 && node_count > 0 {
                 return self.assign_request(app, idx, node, NodeType::NodeLocal, reserved, out);
@@ -399,7 +396,7 @@ impl FairScheduler {
             if e.any_count() > 0 && (e.unique_location_asks() <= 1 || allowed == NodeType::OffSwitch) {
                 return self.assign_request(app, idx, node, NodeType::OffSwitch, reserved, out);
             }
-            self.apps[app.index()].wait = Some(WaitReason::WaitingForLocality);
+            self.apps[app].wait = Some(WaitReason::WaitingForLocality);
         }
         Assigned::None
     }
@@ -412,8 +409,8 @@ impl FairScheduler {
         let (node_threshold, rack_threshold) = (p.locality_threshold_node.min(1.0), p.locality_threshold_rack.min(1.0));
         let (node_delay, rack_delay) = (p.locality_delay_node_ms, p.locality_delay_rack_ms);
         let num_nodes = self.cluster.live_nodes as f64;
-        let start = self.apps[app.index()].start_time;
-        let e = &mut self.apps[app.index()].requests[idx];
+        let start = self.apps[app].start_time;
+        let e = &mut self.apps[app].requests[idx];
         if (by_time && (node_delay < 0 || rack_delay < 0))
             || (!by_time && (node_threshold < 0.0 || rack_threshold < 0.0))
         {
@@ -455,12 +452,12 @@ impl FairScheduler {
         out: &mut Vec<Decision>,
     ) -> Assigned {
         let capability = {
-            let n = &self.cluster.nodes[node.index()];
-            self.apps[app.index()].requests[idx].capability_at(kind, n.location, n.rack)
+            let n = &self.cluster.nodes[node];
+            self.apps[app].requests[idx].capability_at(kind, n.location, n.rack)
         };
-        let available = self.cluster.nodes[node.index()].unallocated();
+        let available = self.cluster.nodes[node].unallocated();
         if capability.fits_in(&available) {
-            if self.apps[app.index()].requests[idx].any_count() <= 0 {
+            if self.apps[app].requests[idx].any_count() <= 0 {
                 if reserved {
                     self.unreserve(app, node);
                     out.push(Decision::Unreserved { app, node });
@@ -473,7 +470,7 @@ impl FairScheduler {
             let mut size = capability;
             let mut reserved_as = None;
             if reserved {
-                let r = self.cluster.nodes[node.index()].reservation;
+                let r = self.cluster.nodes[node].reservation;
                 size = r.map_or(capability, |r| r.resource);
                 reserved_as = r.map(|r| r.seq);
                 self.unreserve(app, node);
@@ -487,18 +484,18 @@ impl FairScheduler {
             && !self.node_preempted_for(node, app)
             && self.reserve(app, idx, node, kind, if reserved { None } else { Some(capability) })
         {
-            self.apps[app.index()].wait = Some(WaitReason::Reserved { request: capability });
+            self.apps[app].wait = Some(WaitReason::Reserved { request: capability });
             out.push(Decision::Reserved { app, node });
             return Assigned::Reserved;
         }
-        self.apps[app.index()].wait = Some(WaitReason::NodeFull { request: capability });
+        self.apps[app].wait = Some(WaitReason::NodeFull { request: capability });
         Assigned::None
     }
 
     /// Reserve only when the app is starved (below its fair share) and the container is at
     /// least the reservation threshold.
     fn is_reservable(&self, app: AppId, capability: &Resource) -> bool {
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         let queue = a.queue.expect("an alive app has a queue");
         let calc = Calculator::of(self.q(queue).policy);
         let starved = self.is_starved(app);
@@ -509,16 +506,16 @@ impl FairScheduler {
     /// Reserve `node` for `app` at the key of entry `idx`: a new container of `fresh_size`, or
     /// (`None`, the node's reservation being served) the reserved container again.
     fn reserve(&mut self, app: AppId, idx: usize, node: NodeId, kind: NodeType, fresh_size: Option<Resource>) -> bool {
-        let n = &self.cluster.nodes[node.index()];
+        let n = &self.cluster.nodes[node];
         if n.reservation.is_some_and(|r| r.app != app) {
             return false;
         }
         if kind != NodeType::NodeLocal {
-            let a = &self.apps[app.index()];
+            let a = &self.apps[app];
             let existing = a
                 .reserved_nodes
                 .iter()
-                .filter(|&&m| kind == NodeType::OffSwitch || self.cluster.nodes[m.index()].rack == n.rack)
+                .filter(|&&m| kind == NodeType::OffSwitch || self.cluster.nodes[m].rack == n.rack)
                 .count();
             let total = if kind == NodeType::OffSwitch {
                 self.cluster.live_nodes
@@ -532,7 +529,7 @@ impl FairScheduler {
                 return false;
             }
         }
-        let priority = self.apps[app.index()].requests[idx].priority;
+        let priority = self.apps[app].requests[idx].priority;
         let Some(resource) = fresh_size.or(n.reservation.map(|r| r.resource)) else {
             return false;
         };
@@ -540,21 +537,21 @@ impl FairScheduler {
         let existing = n.reservation.map(|r| r.seq);
         let fresh = existing.is_none();
         let seq = existing.unwrap_or_else(|| self.take_yarn_number(app));
-        self.cluster.nodes[node.index()].reservation = Some(Reservation { app, priority, resource, seq });
+        self.cluster.nodes[node].reservation = Some(Reservation { app, priority, resource, seq });
         if fresh {
-            self.apps[app.index()].reserved_nodes.push(node);
+            self.apps[app].reserved_nodes.push(node);
             self.counters.reservations_made += 1;
         }
         true
     }
 
     pub(crate) fn unreserve(&mut self, app: AppId, node: NodeId) {
-        let n = &mut self.cluster.nodes[node.index()];
+        let n = &mut self.cluster.nodes[node];
         if n.reservation.is_some_and(|r| r.app == app) {
             n.reservation = None;
             self.counters.reservations_released += 1;
         }
-        self.apps[app.index()].reserved_nodes.retain(|&m| m != node);
+        self.apps[app].reserved_nodes.retain(|&m| m != node);
     }
 
     /// Create the container: asks decremented by locality, usage charged, AM marked.
@@ -568,10 +565,10 @@ impl FairScheduler {
         reserved_as: Option<u32>,
     ) -> crate::ids::ContainerId {
         let (node_loc, rack_loc) = {
-            let n = &self.cluster.nodes[node.index()];
+            let n = &self.cluster.nodes[node];
             (n.location, n.rack)
         };
-        let e = &mut self.apps[app.index()].requests[idx];
+        let e = &mut self.apps[app].requests[idx];
         // A more local allocation than allowed pulls the allowed level back.
         if let Some(allowed) = e.allowed_locality {
             if kind < allowed {
@@ -600,20 +597,20 @@ impl FairScheduler {
         }
         self.decrement_any(app, idx);
         let is_am = {
-            let a = &self.apps[app.index()];
+            let a = &self.apps[app];
             !a.am_running && !a.unmanaged_am
         };
         let container = self.new_container(app, node, capability, priority, is_am, reserved_as);
         if is_am {
             self.mark_am(app, capability);
         }
-        self.apps[app.index()].wait = None;
+        self.apps[app].wait = None;
         self.counters.containers_allocated += 1;
         container
     }
 
     pub(crate) fn decrement_any(&mut self, app: AppId, idx: usize) {
-        let a = &mut self.apps[app.index()];
+        let a = &mut self.apps[app];
         let e = &mut a.requests[idx];
         if let Some(any) = e.any.as_mut() {
             if any.count > 0 {

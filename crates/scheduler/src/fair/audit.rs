@@ -25,7 +25,7 @@ impl FairScheduler {
             let id = a.id;
             check(&mut out, || format!("app {} usage", a.name), a.usage, app_usage[i]);
             check(&mut out, || format!("app {} live containers", a.name), a.live.len(), app_count[i]);
-            let listed = self.app_containers(id).filter(|c| self.cluster.containers[c.index()].app == id).count();
+            let listed = self.app_containers(id).filter(|c| self.cluster.containers[c].app == id).count();
             check(&mut out, || format!("app {} container list", a.name), listed, app_count[i]);
             let pending = a
                 .requests

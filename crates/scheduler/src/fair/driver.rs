@@ -159,11 +159,11 @@ impl Scheduler for FairScheduler {
     }
 
     fn app(&self, app: AppId) -> AppView<'_> {
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         AppView {
             name: &a.name,
             user: &a.user,
-            queue: a.queue.filter(|_| a.rejection.is_none()).map(|q| self.queues[q.index()].name.as_str()),
+            queue: a.queue.filter(|_| a.rejection.is_none()).map(|q| self.queues[q].name.as_str()),
             state: a.state,
             rejection: a.rejection.as_deref(),
             runnable: a.runnable,
@@ -255,15 +255,15 @@ impl Scheduler for FairScheduler {
 impl FairScheduler {
     /// Outstanding asks of a leaf's runnable applications; none for a parent.
     fn leaf_pending(&self, id: QueueId) -> Resource {
-        let q = &self.queues[id.index()];
+        let q = &self.queues[id];
         if !q.leaf {
             return Resource::none();
         }
-        q.runnable_apps.iter().fold(Resource::none(), |acc, &a| acc.saturating_add(self.apps[a.index()].pending))
+        q.runnable_apps.iter().fold(Resource::none(), |acc, &a| acc.saturating_add(self.apps[a].pending))
     }
 
     fn detail(&self, id: QueueId, out: &mut Vec<QueueDetail>) {
-        let q = &self.queues[id.index()];
+        let q = &self.queues[id];
         out.push(QueueDetail {
             name: q.name.clone(),
             depth: q.name.matches('.').count(),
@@ -282,13 +282,13 @@ impl FairScheduler {
             max_apps: (q.settings.max_running_apps < i32::MAX).then_some(q.settings.max_running_apps as i64),
             policy: q.policy.name().to_string(),
         });
-        for &c in q.children.iter().filter(|&&c| !self.queues[c.index()].removed) {
+        for &c in q.children.iter().filter(|&&c| !self.queues[c].removed) {
             self.detail(c, out);
         }
     }
 
     fn summarise(&self, id: QueueId, depth: usize, out: &mut Vec<QueueSummary>) {
-        let q = &self.queues[id.index()];
+        let q = &self.queues[id];
         let pending = self.leaf_pending(id);
         out.push(QueueSummary {
             name: q.name.clone(),

@@ -217,7 +217,7 @@ impl FairScheduler {
 
     /// The key of app `a` in its leaf's set.
     fn app_key(&self, a: AppId) -> Option<OrderKey> {
-        let app = &self.apps[a.index()];
+        let app = &self.apps[a];
         let policy = self.q(app.queue?).policy;
         let (prim, sec) = policy_values(
             policy,
@@ -239,7 +239,7 @@ impl FairScheduler {
     }
 
     fn app_wants(&self, a: AppId) -> bool {
-        let app = &self.apps[a.index()];
+        let app = &self.apps[a];
         app.runnable && app.is_alive() && app.has_pending_demand()
     }
 
@@ -251,7 +251,7 @@ impl FairScheduler {
         match self.app_key(a) {
             Some(k) => Some(k),
             None => {
-                let tie = self.apps[a.index()].tie_rank;
+                let tie = self.apps[a].tie_rank;
                 Some(self.fallback_key(tie, a.slot))
             }
         }
@@ -267,20 +267,20 @@ impl FairScheduler {
 
     /// Re-place `a` in its leaf's set only; the leaf, if it has one.
     pub(crate) fn rekey_app(&mut self, a: AppId) -> Option<QueueId> {
-        let leaf = self.apps[a.index()].queue?;
+        let leaf = self.apps[a].queue?;
         let desired = self.desired_app_key(a);
-        let current = self.apps[a.index()].order_key;
+        let current = self.apps[a].order_key;
         self.replace_member(leaf, current, desired);
-        self.apps[a.index()].order_key = desired;
+        self.apps[a].order_key = desired;
         Some(leaf)
     }
 
     /// Give a new app its tie rank (before it joins a set).
     pub(crate) fn rank_app(&mut self, a: AppId) {
-        let app = &self.apps[a.index()];
+        let app = &self.apps[a];
         let name = lexicographic_digits(u64::from(app.yarn_id.id));
         match self.tie_ranks.add(app.start_time, name, a.slot) {
-            Ranked::Rank(r) => self.apps[a.index()].tie_rank = r,
+            Ranked::Rank(r) => self.apps[a].tie_rank = r,
             Ranked::Respread => {
                 for (id, rank) in self.tie_ranks.iter() {
                     let app = &mut self.apps[id as usize];
@@ -297,15 +297,15 @@ impl FairScheduler {
 
     /// A finished or rejected app's rank is no longer compared (after it left its set).
     pub(crate) fn unrank_app(&mut self, a: AppId) {
-        let app = &self.apps[a.index()];
+        let app = &self.apps[a];
         debug_assert!(app.order_key.is_none(), "an app leaves its set before its rank goes");
         self.tie_ranks.remove(app.start_time, lexicographic_digits(u64::from(app.yarn_id.id)), a.slot);
     }
 
     /// Take `a` out of its leaf's set (before it changes queue).
     pub(crate) fn detach_app(&mut self, a: AppId) {
-        let Some(leaf) = self.apps[a.index()].queue else { return };
-        if let Some(old) = self.apps[a.index()].order_key.take() {
+        let Some(leaf) = self.apps[a].queue else { return };
+        if let Some(old) = self.apps[a].order_key.take() {
             self.q_mut(leaf).members.remove(&old);
         }
         self.refresh_path(leaf);

@@ -158,7 +158,7 @@ impl FairScheduler {
         if !gate_open {
             return gate.to_string();
         }
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         let Some(queue) = a.queue else { return "no queue".to_string() };
         if now < a.next_starvation_check {
             return format!(
@@ -224,8 +224,7 @@ impl FairScheduler {
             }
             for app in starved {
                 self.preemption.starved_app_checks += 1;
-                let walk =
-                    plan.as_deref_mut().map(|p| p.requests.entry(self.apps[app.index()].name.clone()).or_default());
+                let walk = plan.as_deref_mut().map(|p| p.requests.entry(self.apps[app].name.clone()).or_default());
                 let victims = self.identify_and_mark(app, now, walk);
                 if let Some(plan) = plan.as_deref_mut() {
                     for m in victims {
@@ -240,7 +239,7 @@ impl FairScheduler {
                 let delay = self.props.wait_time_before_kill_ms
                     + alloc_delay
                     + self.props.wait_time_before_next_starvation_check_ms;
-                self.apps[app.index()].next_starvation_check = now.saturating_add(delay);
+                self.apps[app].next_starvation_check = now.saturating_add(delay);
             }
         }
         if plan.is_none() {
@@ -250,7 +249,7 @@ impl FairScheduler {
 
     /// The app's total starvation: fair-share plus attributed min-share starvation.
     pub fn starvation(&self, app: AppId) -> Resource {
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         a.fairshare_starvation.saturating_add(a.minshare_starvation)
     }
 
@@ -261,11 +260,8 @@ impl FairScheduler {
         let settings = self.q(leaf).settings.clone();
         // Apps with pending demand that are not in their post-preemption back-off, in the
         // leaf's order.
-        let apps: Vec<AppId> = self
-            .apps_with_demand(leaf)
-            .into_iter()
-            .filter(|&a| now >= self.apps[a.index()].next_starvation_check)
-            .collect();
+        let apps: Vec<AppId> =
+            self.apps_with_demand(leaf).into_iter().filter(|&a| now >= self.apps[a].next_starvation_check).collect();
         let mut fair_total = Resource::none();
         for &a in &apps {
             let s = self.fairshare_starvation_of(a, &settings, calc, now);
@@ -287,10 +283,10 @@ impl FairScheduler {
         pending = pending.sub_non_negative(fair_total);
         for &a in &apps {
             if pending.is_none() {
-                self.apps[a.index()].minshare_starvation = Resource::none();
+                self.apps[a].minshare_starvation = Resource::none();
                 continue;
             }
-            let app = &self.apps[a.index()];
+            let app = &self.apps[a];
             let mut share = app.demand.saturating_sub(app.usage).sub_non_negative(app.fairshare_starvation);
             // YARN's quirk, kept: an app wanting more than the remaining deficit is credited
             // its want less the deficit (YARN's FSLeafQueue.updateStarvedAppsMinshare).
@@ -300,7 +296,7 @@ impl FairScheduler {
             } else {
                 pending = pending.sub_non_negative(share);
             }
-            self.apps[a.index()].minshare_starvation = share;
+            self.apps[a].minshare_starvation = share;
             starved.offer(a, |x| self.starvation(x));
         }
     }
@@ -312,12 +308,12 @@ impl FairScheduler {
         calc: Calculator,
         now: Millis,
     ) -> Resource {
-        let app = &self.apps[a.index()];
+        let app = &self.apps[a];
         let threshold = app.fair_share.multiply_truncate(s.fair_share_preemption_threshold as f64);
         let fair_demand = threshold.componentwise_min(app.demand);
         let below = calc.below_share(&self.cluster.total, &app.usage, &fair_demand, self.types);
         let usage = app.usage;
-        let app = &mut self.apps[a.index()];
+        let app = &mut self.apps[a];
         if !below {
             app.last_time_at_fair_share = now;
         }
@@ -391,11 +387,11 @@ impl FairScheduler {
                         .filter(|id| !request.nodes.contains(id))
                         .collect();
                     let spare = self.best_victims(capability, &others).filter(|spare| spare.2 < own_ams);
-                    let own_name = &self.cluster.nodes[own.index()].name;
+                    let own_name = &self.cluster.nodes[own].name;
                     relaxed = explaining.then(|| match &spare {
                         Some((node, _, ams)) => format!(
                             "on {own_name} it would take {own_ams} AM container(s); the request relaxes locality, so every other node was searched and {} takes {ams} (YARN-7655)",
-                            self.cluster.nodes[node.index()].name
+                            self.cluster.nodes[node].name
                         ),
                         None => format!(
                             "on {own_name} it takes {own_ams} AM container(s): the request relaxes locality, but no other node takes fewer (YARN-7655)"
@@ -438,7 +434,7 @@ impl FairScheduler {
             let (nodes, at) = match place {
                 Place::Nowhere => continue,
                 Place::Any => (self.cluster.nodes_in_yarn_order().map(|(id, _)| id).collect(), "*".to_string()),
-                Place::Host { node, .. } => (vec![node], format!("node {}", self.cluster.nodes[node.index()].name)),
+                Place::Host { node, .. } => (vec![node], format!("node {}", self.cluster.nodes[node].name)),
                 Place::Rack { rack, nodes } => (nodes, format!("rack {}", self.cluster.location_name(rack))),
             };
             out.push(StarvedRequest {
@@ -470,7 +466,7 @@ impl FairScheduler {
     }
 
     fn explain_starved(&self, app: AppId, now: Millis) -> StarvedApp {
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         let queue = a.queue.expect("a starved app has a queue");
         let s = &self.q(queue).settings;
         StarvedApp {
@@ -496,17 +492,17 @@ impl FairScheduler {
 
     fn explain_victim(&self, for_app: AppId, m: Marked) -> Victim {
         let (node, c) = (m.node, m.container);
-        let container = &self.cluster.containers[c.index()];
-        let a = &self.apps[container.app.index()];
+        let container = &self.cluster.containers[c];
+        let a = &self.apps[container.app];
         Victim {
             container: c,
             name: format!("{}/{}", a.name, container.seq),
             app: a.name.clone(),
             queue: a.queue.map_or_else(String::new, |q| self.q(q).name.clone()),
-            node: self.cluster.nodes[node.index()].name.clone(),
+            node: self.cluster.nodes[node].name.clone(),
             resource: container.resource,
             is_am: container.is_am,
-            for_app: self.apps[for_app.index()].name.clone(),
+            for_app: self.apps[for_app].name.clone(),
             app_usage_after: a.usage.saturating_sub(a.marked_resource),
             app_fair_share: a.fair_share,
             request: m.request,
@@ -520,7 +516,7 @@ impl FairScheduler {
         let mut best: Option<(NodeId, Vec<ContainerId>, usize)> = None;
         let mut max_ams = usize::MAX;
         for &id in nodes {
-            let n = &self.cluster.nodes[id.index()];
+            let n = &self.cluster.nodes[id];
             // The room free now, less what is promised (YARN's potential before any victim).
             let free = n.unallocated().sub_non_negative(self.promised_on(id));
             // Exact skip: every container already marked and the free room too small.
@@ -553,8 +549,8 @@ impl FairScheduler {
         // each non-AM put first and each AM last, so the non-AMs come in the reverse of the
         // map's order and the AMs in it; the ones already marked are left out.
         let in_map = self.cluster.node_containers_in_yarn_order(node);
-        let unmarked = |c: &&ContainerId| !self.cluster.containers[c.index()].marked_for;
-        let is_am = |c: &&ContainerId| self.cluster.containers[c.index()].is_am;
+        let unmarked = |c: &&ContainerId| !self.cluster.containers[**c].marked_for;
+        let is_am = |c: &&ContainerId| self.cluster.containers[**c].is_am;
         let candidates: Vec<ContainerId> = (in_map.iter().rev().filter(|c| !is_am(c)))
             .chain(in_map.iter().filter(is_am))
             .filter(unmarked)
@@ -564,7 +560,7 @@ impl FairScheduler {
         let mut considering: Vec<(AppId, Resource)> = Vec::new();
         let mut ams = 0;
         for c in candidates {
-            let container = &self.cluster.containers[c.index()];
+            let container = &self.cluster.containers[c];
             let app = container.app;
             let already = considering.iter().find(|(a, _)| *a == app).map_or(Resource::none(), |(_, r)| *r);
             if self.can_be_preempted(app, container.resource, already) {
@@ -592,7 +588,7 @@ impl FairScheduler {
     /// above its fair share without this container, what is already marked and what is
     /// being considered.
     fn can_be_preempted(&self, app: AppId, resource: Resource, considering: Resource) -> bool {
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         let Some(queue) = a.queue else { return false };
         if !self.q(queue).settings.allow_preemption_from || !a.is_alive() {
             return false;
@@ -604,7 +600,7 @@ impl FairScheduler {
 
     /// Earmark victims on `node` for `starved`, warn their apps, and schedule the kills.
     fn mark(&mut self, starved: AppId, node: NodeId, victims: &[ContainerId], now: Millis) {
-        let for_fair_share = !self.apps[starved.index()].fairshare_starvation.is_none();
+        let for_fair_share = !self.apps[starved].fairshare_starvation.is_none();
         if for_fair_share {
             self.preemption.marked_for_fair_share += victims.len() as u64;
         } else {
@@ -612,12 +608,12 @@ impl FairScheduler {
         }
         let mut freed = Resource::none();
         for &c in victims {
-            let container = &mut self.cluster.containers[c.index()];
+            let container = &mut self.cluster.containers[c];
             container.marked_for = true;
             let (app, r) = (container.app, container.resource);
-            self.cluster.nodes[node.index()].marked += 1;
+            self.cluster.nodes[node].marked += 1;
             freed.add_assign(r);
-            let a = &mut self.apps[app.index()];
+            let a = &mut self.apps[app];
             a.marked += 1;
             a.marked_resource.add_assign(r);
             self.preemption.containers_marked += 1;
@@ -651,14 +647,14 @@ impl FairScheduler {
             !now_due
         });
         for k in due {
-            let c = &self.cluster.containers[k.container.index()];
+            let c = &self.cluster.containers[k.container];
             if !c.alive || !c.marked_for || self.cluster.container_gen[k.container.index()] != k.generation {
                 continue;
             }
             let (app, r) = (c.app, c.resource);
-            self.counters.decisions.killed(app, self.cluster.nodes[c.node.index()].seq, r);
+            self.counters.decisions.killed(app, self.cluster.nodes[c.node].seq, r);
             self.finish_container(k.container, PREEMPTED);
-            let a = &mut self.apps[app.index()];
+            let a = &mut self.apps[app];
             a.preempted += 1;
             self.preemption.containers_killed += 1;
             self.preemption.memory_freed_mb += r.memory();
@@ -675,14 +671,14 @@ impl FairScheduler {
 
     /// A container's preemption mark is dropped when it finishes (killed or otherwise).
     pub(crate) fn unmark(&mut self, container: ContainerId) {
-        let c = &mut self.cluster.containers[container.index()];
+        let c = &mut self.cluster.containers[container];
         if !c.marked_for {
             return;
         }
         c.marked_for = false;
         let (app, r, node) = (c.app, c.resource, c.node);
-        self.cluster.nodes[node.index()].marked -= 1;
-        let a = &mut self.apps[app.index()];
+        self.cluster.nodes[node].marked -= 1;
+        let a = &mut self.apps[app];
         a.marked = a.marked.saturating_sub(1);
         a.marked_resource.sub_assign(r);
     }
@@ -697,7 +693,7 @@ impl FairScheduler {
         let list = self.preempted_for[node.index()].clone();
         for (app, amount) in list {
             let mut pending = amount;
-            while !pending.is_none() && self.apps[app.index()].is_alive() {
+            while !pending.is_none() && self.apps[app].is_alive() {
                 match self.assign_app_for_preemption(app, node, now, out) {
                     Some(r) => pending = pending.sub_non_negative(r),
                     None => break,
@@ -712,7 +708,7 @@ impl FairScheduler {
     fn cleanup_preempted_for(&mut self, node: NodeId) {
         let mut list = std::mem::take(&mut self.preempted_for[node.index()]);
         list.retain(|&(app, _)| {
-            let a = &self.apps[app.index()];
+            let a = &self.apps[app];
             a.is_alive()
                 && self.is_starved(app)
                 && !(a.fairshare_starvation.is_none() && a.minshare_starvation.is_none())
@@ -736,7 +732,7 @@ impl FairScheduler {
     /// Room on `node` already promised: its reservation and what preemption freed there for
     /// starved apps (FSSchedulerNode.getTotalReserved), which a new victim search cannot count.
     fn promised_on(&self, node: NodeId) -> Resource {
-        let n = &self.cluster.nodes[node.index()];
+        let n = &self.cluster.nodes[node];
         let mut total = n.reservation.map_or(Resource::none(), |r| r.resource);
         for (_, owed) in &self.preempted_for[node.index()] {
             total.add_assign(*owed);
@@ -746,7 +742,7 @@ impl FairScheduler {
 
     /// YARN's `isStarved`: below fair share, or attributed min-share starvation.
     pub(crate) fn is_starved(&self, app: AppId) -> bool {
-        let a = &self.apps[app.index()];
+        let a = &self.apps[app];
         let Some(queue) = a.queue else { return false };
         let calc = Calculator::of(self.q(queue).policy);
         calc.below_share(&self.cluster.total, &a.usage, &a.fair_share, self.types) || !a.minshare_starvation.is_none()
@@ -756,8 +752,8 @@ impl FairScheduler {
     /// for preemption and not yet killed.
     pub fn preemption_warnings(&self, app: AppId) -> Vec<ContainerId> {
         let mut marked: Vec<ContainerId> =
-            self.app_containers(app).filter(|c| self.cluster.containers[c.index()].marked_for).collect();
-        marked.sort_by_key(|c| self.cluster.containers[c.index()].seq);
+            self.app_containers(app).filter(|c| self.cluster.containers[c].marked_for).collect();
+        marked.sort_by_key(|c| self.cluster.containers[c].seq);
         marked
     }
 

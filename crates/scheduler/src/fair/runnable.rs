@@ -36,7 +36,7 @@ impl FairScheduler {
 
     pub(crate) fn track_runnable(&mut self, app: AppId) {
         let (queue, user) = {
-            let a = &self.apps[app.index()];
+            let a = &self.apps[app];
             (a.queue.expect("a tracked app has a queue"), a.user.clone())
         };
         self.users.entry(user).or_default().runnable += 1;
@@ -49,7 +49,7 @@ impl FairScheduler {
 
     pub(crate) fn untrack_runnable(&mut self, app: AppId) {
         let (queue, user) = {
-            let a = &self.apps[app.index()];
+            let a = &self.apps[app];
             (a.queue.expect("a tracked app has a queue"), a.user.clone())
         };
         if let Some(u) = self.users.get_mut(&user) {
@@ -64,12 +64,12 @@ impl FairScheduler {
     }
 
     pub(crate) fn track_non_runnable(&mut self, app: AppId) {
-        let user = self.apps[app.index()].user.clone();
+        let user = self.apps[app].user.clone();
         self.users.entry(user).or_default().waiting.push(app);
     }
 
     pub(crate) fn untrack_non_runnable(&mut self, app: AppId) {
-        let user = self.apps[app.index()].user.clone();
+        let user = self.apps[app].user.clone();
         if let Some(u) = self.users.get_mut(&user) {
             u.waiting.retain(|&a| a != app);
         }
@@ -140,8 +140,7 @@ impl FairScheduler {
         if max == 0 {
             return;
         }
-        let next_time =
-            |list: &[AppId], pos: usize| list.get(pos).map_or(i64::MAX, |a| self.apps[a.index()].start_time);
+        let next_time = |list: &[AppId], pos: usize| list.get(pos).map_or(i64::MAX, |a| self.apps[a].start_time);
         let by_time = |a: &(usize, i64), b: &(usize, i64)| a.1.cmp(&b.1);
         let mut heap = JavaHeap::default();
         for (i, list) in lists.iter().enumerate() {
@@ -165,10 +164,10 @@ impl FairScheduler {
             }
             prev = Some(app);
             let (queue, user) = {
-                let a = &self.apps[app.index()];
+                let a = &self.apps[app];
                 (a.queue.expect("a waiting app has a queue"), a.user.clone())
             };
-            if self.apps[app.index()].runnable || self.runnable_block(queue, &user).is_some() {
+            if self.apps[app].runnable || self.runnable_block(queue, &user).is_some() {
                 continue;
             }
             self.make_runnable(app);
@@ -180,11 +179,11 @@ impl FairScheduler {
     }
 
     fn make_runnable(&mut self, app: AppId) {
-        let queue = self.apps[app.index()].queue.expect("a waiting app has a queue");
+        let queue = self.apps[app].queue.expect("a waiting app has a queue");
         self.q_mut(queue).non_runnable_apps.retain(|&a| a != app);
         self.q_mut(queue).runnable_apps.push(app);
         self.untrack_non_runnable(app);
-        let a = &mut self.apps[app.index()];
+        let a = &mut self.apps[app];
         a.runnable = true;
         a.wait = None;
         if a.unmanaged_am || a.am_running {

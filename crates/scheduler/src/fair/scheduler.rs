@@ -11,7 +11,7 @@ use super::tree::ROOT;
 use crate::cluster::hash_order::container_id_hash;
 use crate::cluster::{Cluster, Container, Node};
 use crate::driver::{Counters, SchedulerError};
-use crate::ids::{AppId, ContainerId, LocationId, NodeId, PartitionId, QueueId};
+use crate::ids::{AppId, ContainerId, IdVec, LocationId, NodeId, PartitionId, QueueId};
 use crate::reason::WaitReason;
 
 pub struct FairScheduler {
@@ -24,13 +24,13 @@ pub struct FairScheduler {
     pub(crate) types: usize,
     /// By slot. A removed queue's slot is free for a new queue once no application names
     /// it (dynamic queues come and go with their users for the RM's life).
-    pub(crate) queues: Vec<super::state::Queue>,
+    pub(crate) queues: IdVec<QueueId, super::state::Queue>,
     pub(crate) free_queues: std::collections::BTreeSet<u32>,
     pub(crate) queue_index: HashMap<String, QueueId>,
     /// Queues created so far: the last creation stamp (`Queue::created`).
     pub(crate) queues_created: u64,
     /// Indexed by [`AppId::slot`]; a forgotten application's slot waits in `free_apps`.
-    pub(crate) apps: Vec<App>,
+    pub(crate) apps: IdVec<AppId, App>,
     pub(crate) free_apps: Vec<u32>,
     /// The submission number of the next application.
     pub(crate) next_app_seq: u32,
@@ -84,11 +84,11 @@ impl FairScheduler {
             alloc: AllocationFile::default(),
             placement,
             types,
-            queues: Vec::new(),
+            queues: IdVec::new(),
             free_queues: Default::default(),
             queue_index: HashMap::new(),
             queues_created: 0,
-            apps: Vec::new(),
+            apps: IdVec::new(),
             free_apps: Vec::new(),
             next_app_seq: 0,
             cluster: Cluster::default(),
@@ -189,13 +189,13 @@ impl FairScheduler {
 
     /// The node is lost: its containers complete (exit status ABORTED) and its reservation goes.
     pub(crate) fn remove_node(&mut self, node: NodeId) {
-        if self.cluster.nodes[node.index()].removed {
+        if self.cluster.nodes[node].removed {
             return;
         }
         for c in self.node_containers(node).collect::<Vec<_>>() {
             self.finish_container(c, -100);
         }
-        if let Some(r) = self.cluster.nodes[node.index()].reservation {
+        if let Some(r) = self.cluster.nodes[node].reservation {
             self.unreserve(r.app, node);
         }
         self.preempted_for[node.index()] = Vec::new();
@@ -219,12 +219,12 @@ impl FairScheduler {
         is_am: bool,
         reserved_as: Option<u32>,
     ) -> ContainerId {
-        let seq = self.apps[app.index()].next_container_seq;
+        let seq = self.apps[app].next_container_seq;
         let number = reserved_as.unwrap_or_else(|| self.take_yarn_number(app));
-        let yarn_hash = container_id_hash(self.apps[app.index()].yarn_id, 1, u64::from(number));
+        let yarn_hash = container_id_hash(self.apps[app].yarn_id, 1, u64::from(number));
         let (id, generation) =
             self.cluster.add_container(app, node, resource, priority, is_am, seq, PartitionId::DEFAULT, yarn_hash);
-        let a = &mut self.apps[app.index()];
+        let a = &mut self.apps[app];
         a.next_container_seq += 1;
         a.usage.add_assign(resource);
         a.live.push(id, generation);
@@ -238,14 +238,14 @@ impl FairScheduler {
 
     /// YARN's number for the app's next container or reservation.
     pub(crate) fn take_yarn_number(&mut self, app: AppId) -> u32 {
-        let a = &mut self.apps[app.index()];
+        let a = &mut self.apps[app];
         a.next_yarn_number += 1;
         a.next_yarn_number - 1
     }
 
     /// The app's first container becomes its AM: AM usage is charged to its leaf.
     pub(crate) fn mark_am(&mut self, app: AppId, resource: Resource) {
-        let a = &mut self.apps[app.index()];
+        let a = &mut self.apps[app];
         a.am_running = true;
         a.am_resource = resource;
         if a.runnable {
@@ -262,26 +262,26 @@ impl FairScheduler {
     /// A container by id. Ids are arena slots: valid while the container lives, reused after
     /// it finishes.
     pub fn container(&self, id: ContainerId) -> &Container {
-        &self.cluster.containers[id.index()]
+        &self.cluster.containers[id]
     }
 
     /// A container by its app and its number `N` in `APP/N`.
     pub fn container_by_seq(&self, app: AppId, seq: u32) -> Option<ContainerId> {
-        self.app_containers(app).find(|&c| self.cluster.containers[c.index()].seq == seq)
+        self.app_containers(app).find(|&c| self.cluster.containers[c].seq == seq)
     }
 
     /// The app's live containers.
     pub(crate) fn app_containers(&self, app: AppId) -> crate::live::LiveIter<'_> {
-        self.apps[app.index()].live.iter(&self.cluster.container_gen)
+        self.apps[app].live.iter(&self.cluster.container_gen)
     }
 
     /// The node's live containers.
     pub fn node_containers(&self, node: NodeId) -> crate::live::LiveIter<'_> {
-        self.cluster.nodes[node.index()].containers.iter(&self.cluster.container_gen)
+        self.cluster.nodes[node].containers.iter(&self.cluster.container_gen)
     }
 
     pub fn node(&self, id: NodeId) -> &Node {
-        &self.cluster.nodes[id.index()]
+        &self.cluster.nodes[id]
     }
 
     pub fn nodes(&self) -> impl Iterator<Item = (NodeId, &Node)> {
@@ -294,7 +294,7 @@ impl FairScheduler {
 
     /// Why the app waits, if it does.
     pub fn wait_reason(&self, app: AppId) -> Option<&WaitReason> {
-        self.apps[app.index()].wait.as_ref()
+        self.apps[app].wait.as_ref()
     }
 
     // ----- configuration -----------------------------------------------------------------
@@ -336,7 +336,7 @@ impl FairScheduler {
     }
 
     pub fn queue(&self, id: QueueId) -> &super::state::Queue {
-        &self.queues[id.index()]
+        &self.queues[id]
     }
 
     /// Applications waiting (maxRunningApps) anywhere under `id`.
@@ -363,7 +363,7 @@ impl FairScheduler {
     pub(crate) fn charge_path(&mut self, leaf: QueueId, r: Resource, add: bool) {
         let mut q = Some(leaf);
         while let Some(id) = q {
-            let queue = &mut self.queues[id.index()];
+            let queue = &mut self.queues[id];
             if add {
                 queue.usage.add_assign(r);
             } else {

@@ -26,11 +26,11 @@ impl FairScheduler {
     }
 
     pub(crate) fn q(&self, id: QueueId) -> &Queue {
-        &self.queues[id.index()]
+        &self.queues[id]
     }
 
     pub(crate) fn q_mut(&mut self, id: QueueId) -> &mut Queue {
-        &mut self.queues[id.index()]
+        &mut self.queues[id]
     }
 
     /// The queue and its ancestors up to root, leaf first.

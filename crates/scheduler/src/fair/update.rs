@@ -48,7 +48,7 @@ impl FairScheduler {
     /// Note that `app`'s usage or pending changed: its demand is taken again at the next update.
     #[inline]
     pub(crate) fn touch_demand(&mut self, app: AppId) {
-        let a = &mut self.apps[app.index()];
+        let a = &mut self.apps[app];
         if !a.demand_dirty {
             a.demand_dirty = true;
             self.demand_dirty_apps.push(app);
@@ -62,13 +62,13 @@ impl FairScheduler {
     fn refresh_demand(&mut self) -> Option<Vec<AppId>> {
         let dirty = std::mem::take(&mut self.demand_dirty_apps);
         for &a in &dirty {
-            self.apps[a.index()].demand_dirty = false;
+            self.apps[a].demand_dirty = false;
         }
         if !self.demand_full {
             let mut moved = Vec::new();
             let mut exact = true;
             for &a in &dirty {
-                let app = &self.apps[a.index()];
+                let app = &self.apps[a];
                 let (place, value) = match app.queue {
                     Some(q) if app.is_alive() => (Some(q), app.current_demand()),
                     _ => (None, Resource::none()),
@@ -78,7 +78,7 @@ impl FairScheduler {
                     continue;
                 }
                 if app.is_alive() {
-                    self.apps[a.index()].demand = value;
+                    self.apps[a].demand = value;
                 }
                 if let Some(q) = was_in {
                     exact &= self.shift_demand(q, was, Resource::none());
@@ -86,7 +86,7 @@ impl FairScheduler {
                 if let Some(q) = place {
                     exact &= self.shift_demand(q, Resource::none(), value);
                 }
-                let app = &mut self.apps[a.index()];
+                let app = &mut self.apps[a];
                 app.demand_counted_in = place;
                 app.demand_counted = value;
                 moved.push(a);
@@ -135,7 +135,7 @@ impl FairScheduler {
             let apps: Vec<AppId> =
                 self.q(id).runnable_apps.iter().chain(&self.q(id).non_runnable_apps).copied().collect();
             for a in apps {
-                let app = &mut self.apps[a.index()];
+                let app = &mut self.apps[a];
                 app.demand = app.current_demand();
                 app.demand_counted = app.demand;
                 app.demand_counted_in = Some(id);
@@ -182,7 +182,7 @@ impl FairScheduler {
             for &a in &q.runnable_apps {
                 sig.push(u64::from(a.seq));
                 sig.push(self.app_weight(a).to_bits() as u64);
-                sig.push(self.apps[a.index()].start_time as u64);
+                sig.push(self.apps[a].start_time as u64);
             }
         } else {
             for &c in &q.children {
@@ -219,14 +219,14 @@ impl FairScheduler {
             if policy == PolicyKind::Fifo {
                 // The earliest app gets the leaf's whole share; the others keep theirs.
                 let earliest = apps.iter().copied().reduce(|best, a| {
-                    if self.apps[a.index()].start_time < self.apps[best.index()].start_time {
+                    if self.apps[a].start_time < self.apps[best].start_time {
                         a
                     } else {
                         best
                     }
                 });
                 if let Some(e) = earliest {
-                    self.apps[e.index()].fair_share = total;
+                    self.apps[e].fair_share = total;
                 }
                 return;
             }
@@ -239,7 +239,7 @@ impl FairScheduler {
                     .collect();
                 compute_shares_into(&inputs, total.get(t), false, &mut out);
                 for (a, share) in apps.iter().zip(&out) {
-                    self.apps[a.index()].fair_share.set(t, *share);
+                    self.apps[*a].fair_share.set(t, *share);
                 }
             }
             return;

@@ -110,7 +110,7 @@ pub fn select(snap: &mut Snapshot, taker: &mut Taker<'_>, selector: usize, drops
             continue;
         }
         let mut need = leaf_need(snap, taker.calc, leaf);
-        let apps: Vec<_> = snap.apps[leaf.index()].activated().cloned().collect();
+        let apps: Vec<_> = snap.apps[leaf].activated().cloned().collect();
         // Containers placed on a lent (non-exclusive) partition go first, newest app first.
         for &p in need.clone().keys() {
             let mut lent: Vec<Candidate> = apps

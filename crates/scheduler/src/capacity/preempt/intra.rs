@@ -82,7 +82,7 @@ pub fn select(s: &CapacityScheduler, snap: &mut Snapshot, taker: &mut Taker<'_>,
         if t.used_capacity < cfg.intra_queue_minimum_threshold {
             continue;
         }
-        let leaf_apps = &snap.apps[leaf.index()];
+        let leaf_apps = &snap.apps[leaf];
         // AM resources of the running applications are frozen.
         let mut users: Vec<IntraUser> = Vec::new();
         let mut am_total = none;
@@ -208,7 +208,7 @@ pub fn select(s: &CapacityScheduler, snap: &mut Snapshot, taker: &mut Taker<'_>,
             let total = apps.iter().fold(none, |acc, a| acc.saturating_add(a.actually));
             let mut need: Need = [(p, total)].into_iter().collect();
             let mut rolling: Vec<(String, Resource)> = users.iter().map(|u| (u.name.clone(), u.used)).collect();
-            let leaf_apps = snap.apps[leaf.index()].apps.clone();
+            let leaf_apps = snap.apps[leaf].apps.clone();
             for a in apps.iter().filter(|a| !a.actually.is_none()) {
                 let Some(app) = leaf_apps.iter().find(|x| x.app == a.app) else { continue };
                 let user = users.iter().find(|u| u.name == a.user).expect("every app's user is listed");

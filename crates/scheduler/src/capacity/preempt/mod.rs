@@ -268,7 +268,7 @@ impl CapacityScheduler {
             return;
         }
         for c in &decisions.drops {
-            let node = &self.cluster.nodes[c.node.index()];
+            let node = &self.cluster.nodes[c.node];
             if node.reservation.is_some_and(|r| r.app == c.app && r.seq == c.seq) {
                 self.unreserve(c.app, c.node);
                 self.monitor.counters.reservations_dropped += 1;
@@ -330,27 +330,27 @@ impl CapacityScheduler {
     }
 
     fn mark(&mut self, container: ContainerId) {
-        let c = &mut self.cluster.containers[container.index()];
+        let c = &mut self.cluster.containers[container];
         if c.marked_for {
             return;
         }
         c.marked_for = true;
         let (app, node) = (c.app, c.node);
-        self.cluster.nodes[node.index()].marked += 1;
-        self.apps[app.index()].marked += 1;
+        self.cluster.nodes[node].marked += 1;
+        self.apps[app].marked += 1;
         self.monitor.counters.containers_marked += 1;
     }
 
     /// A container that ends is no longer marked.
     pub(crate) fn unmark(&mut self, container: ContainerId) {
-        let c = &mut self.cluster.containers[container.index()];
+        let c = &mut self.cluster.containers[container];
         if !c.marked_for {
             return;
         }
         c.marked_for = false;
         let (app, node) = (c.app, c.node);
-        self.cluster.nodes[node.index()].marked -= 1;
-        let a = &mut self.apps[app.index()];
+        self.cluster.nodes[node].marked -= 1;
+        let a = &mut self.apps[app];
         a.marked = a.marked.saturating_sub(1);
     }
 
@@ -359,7 +359,7 @@ impl CapacityScheduler {
         let (app, resource) = (c.app, c.resource);
         self.counters.decisions.killed(app, self.cluster.node(c.node).seq, resource);
         self.finish_container(container, PREEMPTED);
-        self.apps[app.index()].preempted += 1;
+        self.apps[app].preempted += 1;
         self.monitor.counters.containers_killed += 1;
         self.monitor.counters.memory_freed_mb += resource.memory();
     }
@@ -436,8 +436,8 @@ impl CapacityScheduler {
         }
         let describe = |c: &Candidate, queue: QueueId, selector: &'static str, why: String, action: &'static str| {
             PickedContainer {
-                name: format!("{}/{}", self.apps[c.app.index()].name, c.seq),
-                app: self.apps[c.app.index()].name.clone(),
+                name: format!("{}/{}", self.apps[c.app].name, c.seq),
+                app: self.apps[c.app].name.clone(),
                 queue: self.q(queue).name.clone(),
                 node: self.cluster.node(c.node).name.clone(),
                 partition: self.partition_name(c.partition).to_string(),
@@ -472,7 +472,7 @@ impl CapacityScheduler {
         let dropped = drops
             .iter()
             .map(|c| {
-                let queue = self.apps[c.app.index()].queue.unwrap_or(super::ROOT);
+                let queue = self.apps[c.app].queue.unwrap_or(super::ROOT);
                 let action = if cfg.observe_only { "none" } else { "drop" };
                 describe(
                     c,
@@ -503,7 +503,7 @@ impl CapacityScheduler {
             Selector::QueuePriority => {
                 let node = self.cluster.node(p.candidate.node);
                 let holder = node.reservation.map(|r| {
-                    let app = &self.apps[r.app.index()];
+                    let app = &self.apps[r.app];
                     let queue = app.queue.map_or("?", |q| self.q(q).name.as_str());
                     format!("{}'s reservation of {} (queue {queue}, under its guarantee)", app.name, show(&r.resource))
                 });

@@ -108,7 +108,7 @@ pub fn select(s: &CapacityScheduler, snap: &Snapshot, taker: &mut Taker<'_>, sel
         .nodes()
         .filter_map(|(node, n)| {
             let r = n.reservation?;
-            let app = &s.apps[r.app.index()];
+            let app = &s.apps[r.app];
             let leaf = app.queue?;
             let since = app.reservations.iter().find(|h| h.node == node).map_or(now, |h| h.since);
             Some(Held { node, leaf, resource: r.resource, since })
@@ -125,7 +125,7 @@ pub fn select(s: &CapacityScheduler, snap: &Snapshot, taker: &mut Taker<'_>, sel
     });
     let mut running: BTreeMap<NodeId, Vec<(Candidate, QueueId)>> = held.iter().map(|h| (h.node, Vec::new())).collect();
     for &leaf in &snap.leaves {
-        for app in &snap.apps[leaf.index()].apps {
+        for app in &snap.apps[leaf].apps {
             for c in &app.containers {
                 if let Some(list) = running.get_mut(&c.node) {
                     list.push((*c, leaf));

@@ -6,7 +6,7 @@ use fairloom_model::{Resource, MAX_RESOURCE_TYPES};
 
 use super::super::CapacityScheduler;
 use crate::cluster::hash_order;
-use crate::ids::{AppId, ContainerId, NodeId, PartitionId, QueueId};
+use crate::ids::{AppId, ContainerId, IdVec, NodeId, PartitionId, QueueId};
 
 /// One queue in one partition.
 #[derive(Debug, Clone, Default)]
@@ -121,11 +121,11 @@ impl TempLeaf {
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     /// By partition, then by queue id.
-    pub queues: Vec<Vec<TempQueue>>,
+    pub queues: IdVec<PartitionId, Vec<TempQueue>>,
     /// Leaves, in tree order.
     pub leaves: Vec<QueueId>,
     /// By queue id: leaves only.
-    pub apps: Vec<TempLeaf>,
+    pub apps: IdVec<QueueId, TempLeaf>,
     pub cluster: Resource,
     pub minimum_allocation: Resource,
     /// Queues that asked for more in some ideal computation, in discovery order.
@@ -134,11 +134,11 @@ pub struct Snapshot {
 
 impl Snapshot {
     pub fn q(&self, p: PartitionId, q: QueueId) -> &TempQueue {
-        &self.queues[p.index()][q.index()]
+        &self.queues[p][q.index()]
     }
 
     pub fn q_mut(&mut self, p: PartitionId, q: QueueId) -> &mut TempQueue {
-        &mut self.queues[p.index()][q.index()]
+        &mut self.queues[p][q.index()]
     }
 
     pub fn partitions(&self) -> impl Iterator<Item = PartitionId> {
@@ -167,7 +167,7 @@ impl CapacityScheduler {
                 let part = &q.parts[p];
                 let relative_priority = match q.parent {
                     Some(parent)
-                        if self.queues[parent.index()].settings.queue_ordering
+                        if self.queues[parent].settings.queue_ordering
                             == fairloom_config::capacity::QueueOrdering::PriorityUtilization =>
                     {
                         q.settings.priority
@@ -220,12 +220,12 @@ impl CapacityScheduler {
             queues.push(tqs);
         }
         let leaves = self.policy_leaf_order(super::super::ROOT);
-        let mut apps = vec![TempLeaf::default(); self.queues.len()];
+        let mut apps: IdVec<QueueId, TempLeaf> = vec![TempLeaf::default(); self.queues.len()].into();
         for &leaf in &leaves {
-            apps[leaf.index()] = self.temp_leaf(leaf);
+            apps[leaf] = self.temp_leaf(leaf);
         }
         Snapshot {
-            queues,
+            queues: queues.into(),
             leaves,
             apps,
             cluster: self.cluster.total,
@@ -259,7 +259,7 @@ impl CapacityScheduler {
         let apps = order
             .iter()
             .map(|&app| {
-                let a = &self.apps[app.index()];
+                let a = &self.apps[app];
                 let containers = self
                     .cluster
                     .live(&a.live)
