@@ -173,6 +173,21 @@ pub struct NodeSpec<'a> {
     pub label: Option<&'a str>,
 }
 
+/// Running containers to put on a node directly, as an RM recovering after a restart learns
+/// them from its NodeManagers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Placement<'a> {
+    pub app: AppId,
+    pub node: NodeId,
+    pub capability: Resource,
+    pub priority: i32,
+    pub count: u32,
+    /// The application's AM container (then `count` is 1).
+    pub am: bool,
+    /// The node-label expression they were asked with (Capacity Scheduler).
+    pub label: Option<&'a str>,
+}
+
 /// What every driver may read of an application.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AppView<'a> {
@@ -297,19 +312,8 @@ pub trait Scheduler {
     /// (the RM) calls this for every application it is done with; the simulator and the
     /// scenario runner keep them all to report on.
     fn forget_app(&mut self, app: AppId) -> Result<(), SchedulerError>;
-    /// Put running containers on a node directly, as an RM recovering after a restart learns
-    /// them from its NodeManagers. `label`: the node-label expression they were asked with.
-    #[allow(clippy::too_many_arguments)]
-    fn place_containers(
-        &mut self,
-        app: AppId,
-        node: NodeId,
-        capability: Resource,
-        priority: i32,
-        count: u32,
-        am: bool,
-        label: Option<&str>,
-    ) -> Result<Vec<ContainerId>, SchedulerError>;
+    /// Put running containers on a node directly (recovery; see [`Placement`]).
+    fn place_containers(&mut self, placement: &Placement<'_>) -> Result<Vec<ContainerId>, SchedulerError>;
     /// Give `node` a reservation for `app`, as recovery would, made at `now`.
     fn place_reservation(
         &mut self,

@@ -23,8 +23,8 @@ pub mod reason;
 
 pub use cluster::{ids, live};
 pub use driver::{
-    AnyScheduler, Ask, Counters, Decision, Layout, NodeSpec, QueueAcl, Scheduler, SchedulerError, SubmitSpec,
-    MAX_REQUEST_KEYS,
+    AnyScheduler, Ask, Counters, Decision, Layout, NodeSpec, Placement, QueueAcl, Scheduler, SchedulerError,
+    SubmitSpec, MAX_REQUEST_KEYS,
 };
 pub use factory::{build, Reconfigure, SchedulerConfig, SchedulerFile, SchedulerKind};
 pub use fair::{clean_name, preempt, valid_queue_path, App, AppState, FairScheduler, Queue, QueueSettings, ROOT};

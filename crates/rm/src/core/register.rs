@@ -12,7 +12,7 @@ use fairloom_protocol::node::{
     NodeAction, RegisterNodeRequest, RegisterNodeResponse, UnregisterNodeRequest, UnregisterNodeResponse,
 };
 use fairloom_protocol::{exit, ContainerState, ContainerStatus};
-use fairloom_scheduler::NodeSpec;
+use fairloom_scheduler::{NodeSpec, Placement};
 
 use super::{resource_of, Core, NodeNames, NodeState, RmContainer, RmNode, Slot};
 use crate::error::RmError;
@@ -399,15 +399,15 @@ impl Core {
             );
             return;
         }
-        let placed = self.sched.place_containers(
-            sched_app,
-            node_id,
-            resource_of(status.resource),
-            status.priority,
-            1,
-            is_am,
-            None,
-        );
+        let placed = self.sched.place_containers(&Placement {
+            app: sched_app,
+            node: node_id,
+            capability: resource_of(status.resource),
+            priority: status.priority,
+            count: 1,
+            am: is_am,
+            label: None,
+        });
         let Ok(placed) = placed else { return };
         let slot = placed[0];
         let seq = self.sched.container(slot).seq;

@@ -9,7 +9,7 @@ use super::state::{CsApp, LocalityAsk};
 use super::CapacityScheduler;
 use crate::cluster::hash_order::container_id_hash;
 use crate::cluster::{put_in_slot, take_slot};
-use crate::driver::{AppState, Ask, QueueAcl, SchedulerError, SubmitSpec};
+use crate::driver::{AppState, Ask, Placement, QueueAcl, SchedulerError, SubmitSpec};
 use crate::ids::{AppId, ContainerId, NodeId, PartitionId, QueueId};
 
 /// A user's share of a partition (`divide(used, partition)`), 0 in an empty partition.
@@ -630,16 +630,8 @@ impl CapacityScheduler {
     /// them from its NodeManagers: no limit or locality check. `label`: the node-label
     /// expression they were asked with (default: the node's partition).
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn place_containers(
-        &mut self,
-        app: AppId,
-        node: NodeId,
-        capability: Resource,
-        priority: i32,
-        count: u32,
-        am: bool,
-        label: Option<&str>,
-    ) -> Result<Vec<ContainerId>, SchedulerError> {
+    pub(crate) fn place_containers(&mut self, p: &Placement<'_>) -> Result<Vec<ContainerId>, SchedulerError> {
+        let Placement { app, node, capability, priority, count, am, label } = *p;
         if !self.apps[app].is_alive() {
             return Err(SchedulerError::AppNotAlive(self.apps[app].name.clone()));
         }

@@ -7,8 +7,8 @@ use crate::audit::Mismatch;
 use crate::cluster::live::LiveIter;
 use crate::cluster::Cluster;
 use crate::driver::{
-    AppView, Ask, Counters, Decision, Layout, NodeSpec, QueueAcl, QueueDetail, QueueSummary, Scheduler, SchedulerError,
-    SubmitSpec,
+    AppView, Ask, Counters, Decision, Layout, NodeSpec, Placement, QueueAcl, QueueDetail, QueueSummary, Scheduler,
+    SchedulerError, SubmitSpec,
 };
 use crate::factory::{Reconfigure, SchedulerKind};
 use crate::ids::{AppId, ContainerId, NodeId, PartitionId, QueueId};
@@ -173,17 +173,8 @@ impl Scheduler for CapacityScheduler {
         out
     }
 
-    fn place_containers(
-        &mut self,
-        app: AppId,
-        node: NodeId,
-        capability: Resource,
-        priority: i32,
-        count: u32,
-        am: bool,
-        label: Option<&str>,
-    ) -> Result<Vec<ContainerId>, SchedulerError> {
-        CapacityScheduler::place_containers(self, app, node, capability, priority, count, am, label)
+    fn place_containers(&mut self, p: &Placement<'_>) -> Result<Vec<ContainerId>, SchedulerError> {
+        CapacityScheduler::place_containers(self, p)
     }
 
     fn place_reservation(

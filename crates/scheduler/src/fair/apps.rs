@@ -8,7 +8,7 @@ use fairloom_model::{normalize, ApplicationId, Millis, Resource, ANY};
 use super::state::{App, AppState, LocalityAsk, RequestEntry, Reservation};
 use super::FairScheduler;
 use crate::cluster::{put_in_slot, take_slot};
-use crate::driver::{check_new_request_keys, Ask, QueueAcl, SchedulerError};
+use crate::driver::{check_new_request_keys, Ask, Placement, QueueAcl, SchedulerError};
 use crate::ids::{AppId, ContainerId, NodeId, QueueId};
 
 impl FairScheduler {
@@ -529,15 +529,8 @@ impl FairScheduler {
 
     /// Put running containers on a node directly, as an RM recovering after a restart
     /// learns them from node managers: no limit, share or locality check.
-    pub(crate) fn place_containers(
-        &mut self,
-        app: AppId,
-        node: NodeId,
-        capability: Resource,
-        priority: i32,
-        count: u32,
-        am: bool,
-    ) -> Result<Vec<ContainerId>, SchedulerError> {
+    pub(crate) fn place_containers(&mut self, p: &Placement<'_>) -> Result<Vec<ContainerId>, SchedulerError> {
+        let Placement { app, node, capability, priority, count, am, .. } = *p;
         if !self.apps[app].is_alive() {
             return Err(SchedulerError::AppNotAlive(self.apps[app].name.clone()));
         }

@@ -9,8 +9,8 @@ use crate::audit::Mismatch;
 use crate::cluster::live::LiveIter;
 use crate::cluster::Cluster;
 use crate::driver::{
-    AppView, Ask, Counters, Decision, Layout, NodeSpec, QueueAcl, QueueDetail, QueueSummary, Scheduler, SchedulerError,
-    SubmitSpec,
+    AppView, Ask, Counters, Decision, Layout, NodeSpec, Placement, QueueAcl, QueueDetail, QueueSummary, Scheduler,
+    SchedulerError, SubmitSpec,
 };
 use crate::factory::{Reconfigure, SchedulerKind};
 use crate::ids::{AppId, ContainerId, NodeId, QueueId};
@@ -131,20 +131,11 @@ impl Scheduler for FairScheduler {
         out
     }
 
-    fn place_containers(
-        &mut self,
-        app: AppId,
-        node: NodeId,
-        capability: Resource,
-        priority: i32,
-        count: u32,
-        am: bool,
-        label: Option<&str>,
-    ) -> Result<Vec<ContainerId>, SchedulerError> {
-        if label.is_some_and(|l| !l.is_empty()) {
+    fn place_containers(&mut self, p: &Placement<'_>) -> Result<Vec<ContainerId>, SchedulerError> {
+        if p.label.is_some_and(|l| !l.is_empty()) {
             return Err(labels_unsupported("place"));
         }
-        FairScheduler::place_containers(self, app, node, capability, priority, count, am)
+        FairScheduler::place_containers(self, p)
     }
 
     fn place_reservation(

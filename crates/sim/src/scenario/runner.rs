@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use fairloom_model::{Millis, Resource, ResourceTypes};
-use fairloom_scheduler::driver::{AnyScheduler, NodeSpec, SubmitSpec};
+use fairloom_scheduler::driver::{AnyScheduler, NodeSpec, Placement, SubmitSpec};
 use fairloom_scheduler::{
     AppId, Ask, ContainerId, NodeId, Reconfigure, SchedulerConfig, SchedulerError, SchedulerFile, SchedulerKind,
 };
@@ -402,9 +402,16 @@ impl Runner {
                         .place_reservation(app, node, cap, p.priority, self.now)
                         .map_err(|e| e.to_string())?;
                 } else {
-                    self.scheduler
-                        .place_containers(app, node, cap, p.priority, p.count, p.am, p.node_label.as_deref())
-                        .map_err(|e| e.to_string())?;
+                    let placement = Placement {
+                        app,
+                        node,
+                        capability: cap,
+                        priority: p.priority,
+                        count: p.count,
+                        am: p.am,
+                        label: p.node_label.as_deref(),
+                    };
+                    self.scheduler.place_containers(&placement).map_err(|e| e.to_string())?;
                 }
             }
             Step::Reload { spec, expect_error } => {
