@@ -71,12 +71,12 @@ fn fair_keeps_one_key_per_priority_whatever_the_sizes() {
     for (i, size) in sizes.iter().enumerate() {
         s.set_asks(app, &[Ask::any(7, *size, 1), Ask::any(i as i32, *size, 1)]).unwrap();
     }
-    let keys: Vec<(i32, Resource)> = s.app(app).requests.iter().map(|r| (r.priority, r.capability)).collect();
+    let keys: Vec<(i32, Resource)> = s.app_record(app).requests.iter().map(|r| (r.priority, r.capability)).collect();
     // One key per priority, in priority order; a later `*` ask at 7 replaced the earlier
     // ones, size included, as YARN keys asks by priority and name.
     assert_eq!(keys, vec![(0, sizes[0]), (1, sizes[1]), (2, sizes[2]), (7, sizes[2])]);
-    assert_eq!(s.app(app).request_index(7), Some(3));
-    assert_eq!(s.app(app).request_index(2), Some(2));
-    assert_eq!(s.app(app).request_index(8), None);
-    assert_eq!(s.app(app).pending, Resource::new(1024 + 2048 + 1024 + 1024, 1 + 1 + 2 + 2));
+    assert_eq!(s.app_record(app).request_index(7), Some(3));
+    assert_eq!(s.app_record(app).request_index(2), Some(2));
+    assert_eq!(s.app_record(app).request_index(8), None);
+    assert_eq!(s.app_record(app).pending, Resource::new(1024 + 2048 + 1024 + 1024, 1 + 1 + 2 + 2));
 }

@@ -79,7 +79,7 @@ fn apps_started_together_are_served_in_id_string_order() {
     }
     let order = served(&mut s, asking.len());
     let mut expected = asking.clone();
-    expected.sort_by_key(|&a| s.app(a).id_string.clone());
+    expected.sort_by_key(|&a| s.app_record(a).id_string.clone());
     assert_eq!(order, expected);
     assert_ne!(order, asking, "the string order differs from the numeric one here");
 }

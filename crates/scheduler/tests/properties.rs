@@ -222,9 +222,9 @@ fn run(config: usize, assign_multiple: bool, mode: usize, events: &[Event]) -> R
                     prop_assert_eq!(q.order_key, fresh.queue(id).order_key, "queue {} order", q.name);
                 }
                 for (id, a) in s.apps() {
-                    prop_assert_eq!(a.demand, fresh.app(id).demand, "app {} demand", a.name);
-                    prop_assert_eq!(a.fair_share, fresh.app(id).fair_share, "app {}", a.name);
-                    prop_assert_eq!(a.order_key, fresh.app(id).order_key, "app {} order", a.name);
+                    prop_assert_eq!(a.demand, fresh.app_record(id).demand, "app {} demand", a.name);
+                    prop_assert_eq!(a.fair_share, fresh.app_record(id).fair_share, "app {}", a.name);
+                    prop_assert_eq!(a.order_key, fresh.app_record(id).order_key, "app {} order", a.name);
                 }
             }
             Event::Reload(c) => {

@@ -199,10 +199,6 @@ impl CapacityScheduler {
         self.calc
     }
 
-    pub fn cluster(&self) -> &Cluster {
-        &self.cluster
-    }
-
     /// Every queue of the tree, parents before children.
     pub fn queues(&self) -> impl Iterator<Item = (QueueId, &CsQueue)> {
         self.queues.iter().enumerate().filter(|(_, q)| !q.removed).map(|(i, q)| (QueueId(i as u32), q))
@@ -216,7 +212,8 @@ impl CapacityScheduler {
         self.queue_index.get(path).copied()
     }
 
-    pub fn app(&self, id: AppId) -> &CsApp {
+    /// The scheduler's own record of an application (the driver's view is [`Scheduler::app`]).
+    pub fn app_record(&self, id: AppId) -> &CsApp {
         &self.apps[id]
     }
 

@@ -155,7 +155,8 @@ impl FairScheduler {
         self.unrank_app(app);
     }
 
-    pub fn app(&self, id: AppId) -> &App {
+    /// The scheduler's own record of an application (the driver's view is [`Scheduler::app`]).
+    pub fn app_record(&self, id: AppId) -> &App {
         &self.apps[id]
     }
 
@@ -368,20 +369,6 @@ impl FairScheduler {
         }
         self.touch_demand(app);
         self.refresh_root_metrics();
-    }
-
-    /// The most recently allocated live non-AM containers of `app` (on `node` if given).
-    pub fn latest_containers(&self, app: AppId, count: usize, node: Option<NodeId>) -> Vec<ContainerId> {
-        let mut live: Vec<ContainerId> = self
-            .app_containers(app)
-            .filter(|&c| {
-                let c = &self.cluster.containers[c];
-                !c.is_am && node.is_none_or(|n| c.node == n)
-            })
-            .collect();
-        live.sort_by_key(|&c| std::cmp::Reverse(self.cluster.containers[c].seq));
-        live.truncate(count);
-        live
     }
 
     /// The application finishes: its containers are released, its reservations dropped,

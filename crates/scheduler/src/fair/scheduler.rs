@@ -9,7 +9,7 @@ use super::runnable::UserRunState;
 use super::state::{App, AppState};
 use super::tree::ROOT;
 use crate::cluster::hash_order::container_id_hash;
-use crate::cluster::{Cluster, Container, Node};
+use crate::cluster::{Cluster, Node};
 use crate::driver::{Counters, SchedulerError};
 use crate::ids::{AppId, ContainerId, IdVec, LocationId, NodeId, PartitionId, QueueId};
 use crate::reason::WaitReason;
@@ -143,10 +143,6 @@ impl FairScheduler {
         self.cluster.total
     }
 
-    pub fn resource_types(&self) -> &fairloom_model::ResourceTypes {
-        &self.props.resource_types
-    }
-
     /// Warnings gathered from configuration loads and reloads (not errors).
     pub fn warnings(&self) -> &[String] {
         &self.warnings
@@ -181,10 +177,6 @@ impl FairScheduler {
         let id = self.cluster.register_node(name, rack, total, PartitionId::DEFAULT)?;
         crate::cluster::put_in_slot(&mut self.preempted_for, id.0, Vec::new());
         Ok(id)
-    }
-
-    pub fn node_id(&self, name: &str) -> Option<NodeId> {
-        self.cluster.node_index.get(name).copied()
     }
 
     /// The node is lost: its containers complete (exit status ABORTED) and its reservation goes.
@@ -257,17 +249,6 @@ impl FairScheduler {
             let queue = a.queue.expect("an alive app has a queue");
             self.q_mut(queue).am_usage.add_assign(resource);
         }
-    }
-
-    /// A container by id. Ids are arena slots: valid while the container lives, reused after
-    /// it finishes.
-    pub fn container(&self, id: ContainerId) -> &Container {
-        &self.cluster.containers[id]
-    }
-
-    /// A container by its app and its number `N` in `APP/N`.
-    pub fn container_by_seq(&self, app: AppId, seq: u32) -> Option<ContainerId> {
-        self.app_containers(app).find(|&c| self.cluster.containers[c].seq == seq)
     }
 
     /// The app's live containers.

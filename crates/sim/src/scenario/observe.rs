@@ -95,7 +95,7 @@ fn observe_fair(runner: &Runner, s: &FairScheduler) -> (Map<String, Value>, Map<
     let mut apps = Map::new();
     for name in &runner.app_order {
         let id = runner.apps[name];
-        let a = s.app(id);
+        let a = s.app_record(id);
         let alive = !matches!(a.state, AppState::Finished | AppState::Rejected);
         let queue = match a.state {
             AppState::Rejected => Value::Null,
@@ -130,7 +130,7 @@ fn observe_fair(runner: &Runner, s: &FairScheduler) -> (Map<String, Value>, Map<
                 "allocated": r(&n.allocated),
                 "available": r(&n.unallocated()),
                 "containers": n.containers.len(),
-                "reserved_for": n.reservation.map(|res| s.app(res.app).name.clone()),
+                "reserved_for": n.reservation.map(|res| s.app_record(res.app).name.clone()),
             }),
         );
     }
@@ -218,7 +218,7 @@ fn observe_capacity(
     let mut apps = Map::new();
     for name in &runner.app_order {
         let id = runner.apps[name];
-        let a = s.app(id);
+        let a = s.app_record(id);
         let v = Scheduler::app(s, id);
         let alive = !matches!(a.state, AppState::Finished | AppState::Rejected);
         apps.insert(
@@ -249,7 +249,7 @@ fn observe_capacity(
                 "allocated": r(&n.allocated),
                 "available": r(&n.total.saturating_sub(n.allocated)),
                 "containers": n.containers.len(),
-                "reserved_for": n.reservation.map(|res| s.app(res.app).name.clone()),
+                "reserved_for": n.reservation.map(|res| s.app_record(res.app).name.clone()),
                 "preemption_marked": n.marked,
                 "partition": s.partition_name(n.partition),
             }),

@@ -68,7 +68,7 @@ fn on_node(
         if c.is_am {
             continue;
         }
-        let Some(queue) = s.app(c.app).queue else { continue };
+        let Some(queue) = s.app_record(c.app).queue else { continue };
         let Some(quota) = quotas.get_mut(&(queue, partition)) else { continue };
         if !calc.fits_in(&c.resource, quota) || !calc.fits_in(&c.resource, taker.budget) {
             continue;
