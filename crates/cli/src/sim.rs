@@ -176,14 +176,10 @@ fn workload(args: &SimArgs) -> Result<(Workload, i64)> {
     Ok((w, end))
 }
 
-fn num(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(0.0)
-}
-
 fn spark(args: &SimArgs, w: fairloom_sim::load::spark::SparkWorkload, started: Instant) -> Result<ExitCode> {
     let duration_ms = args.duration.map_or(600_000, |s| (s * 1000.0) as i64);
     let mut report = fairloom_sim::load::spark::compare(&w, duration_ms)?;
-    report["wall_seconds"] = serde_json::json!(started.elapsed().as_secs_f64());
+    report.wall_seconds = Some(started.elapsed().as_secs_f64());
     if args.json {
         crate::outln!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(ExitCode::SUCCESS);
@@ -201,28 +197,24 @@ fn spark(args: &SimArgs, w: fairloom_sim::load::spark::SparkWorkload, started: I
         "executors",
         "released"
     );
-    for r in report["runs"].as_array().into_iter().flatten() {
-        let pct = |k: &str| format!("{:.1}%", num(&r[k]) * 100.0);
+    let pct = |x: f64| format!("{:.1}%", x * 100.0);
+    for r in &report.runs {
         crate::outln!(
             "{:<10} {:>7} {:>11} {:>11} {:>11} {:>11.0} {:>10} {:>9}",
-            r["strategy"].as_str().unwrap_or(""),
-            r["tasks"].as_u64().unwrap_or(0),
-            pct("node_local"),
-            pct("rack_local"),
-            pct("off_switch"),
-            num(&r["makespan_s"]),
-            r["executors_started"].as_u64().unwrap_or(0),
-            r["containers_released"].as_u64().unwrap_or(0)
+            r.strategy,
+            r.tasks,
+            pct(r.node_local),
+            pct(r.rack_local),
+            pct(r.off_switch),
+            r.makespan_s,
+            r.executors_started,
+            r.containers_released
         );
     }
-    for r in report["runs"].as_array().into_iter().flatten() {
-        crate::outln!(
-            "decisions digest ({}) {}",
-            r["strategy"].as_str().unwrap_or(""),
-            r["decisions_digest"].as_str().unwrap_or("-")
-        );
+    for r in &report.runs {
+        crate::outln!("decisions digest ({}) {}", r.strategy, r.decisions_digest);
     }
-    crate::outln!("wall time  {:.3} s", num(&report["wall_seconds"]));
+    crate::outln!("wall time  {:.3} s", report.wall_seconds.unwrap_or(0.0));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -147,9 +147,9 @@ fn spark_traces_run_both_ams() {
         sls::spark_from_trace(&text, Some(&data("nodes.json")), &data("allocations.xml"), Properties::new()).unwrap();
     assert_eq!((w.apps.len(), w.apps[0].tasks.len(), w.apps[0].cores_per_executor), (2, 12, 2));
     let r = fairloom_sim::load::spark::compare(&w, 120_000).unwrap();
-    for run in r["runs"].as_array().unwrap() {
-        assert_eq!(run["tasks"], 16, "{run}");
-        assert_eq!(run["audit_mismatches"], 0);
+    for run in &r.runs {
+        assert_eq!(run.tasks, 16, "{run:?}");
+        assert_eq!(run.audit_mismatches, 0);
     }
     let mixed = format!("{}\n{}", data("trace.json"), text);
     assert!(sls::from_trace(&mixed, None, "<allocations/>", Properties::new()).unwrap_err().contains("spark"));

@@ -121,3 +121,34 @@ impl CorePhases {
             .sum()
     }
 }
+
+/// What a Spark simulation reports: both AMs (locality-aware and naive) on one workload.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SparkReport {
+    pub workload: String,
+    pub description: String,
+    pub simulated_seconds: f64,
+    pub runs: Vec<SparkRun>,
+    /// Wall time of the whole run, set by the command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_seconds: Option<f64>,
+}
+
+/// One AM strategy's run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SparkRun {
+    /// `locality` or `naive`.
+    pub strategy: String,
+    pub tasks: u64,
+    /// Fractions of the tasks run at each locality level.
+    pub node_local: f64,
+    pub rack_local: f64,
+    pub off_switch: f64,
+    pub no_pref: f64,
+    pub makespan_s: f64,
+    pub executors_started: u64,
+    pub containers_released: u64,
+    pub scheduler_seconds: f64,
+    pub audit_mismatches: u64,
+    pub decisions_digest: String,
+}

@@ -13,9 +13,9 @@ use fairloom_config::Properties;
 use fairloom_model::{Resource, ANY};
 use fairloom_scheduler::driver::{AnyScheduler, SubmitSpec};
 use fairloom_scheduler::{AppId, Ask, Decision};
-use serde_json::{json, Value};
 
 use super::engine::{Ev, SimError, Wheel};
+use super::figures::{SparkReport, SparkRun};
 use super::rng::Rng;
 use super::workload::NodeDef;
 
@@ -408,28 +408,32 @@ fn pending_hosts(st: &AppState, out: &mut BTreeMap<String, u32>) -> u32 {
     n
 }
 
-/// Both strategies on the same workload, as JSON.
-pub fn compare(w: &SparkWorkload, duration_ms: i64) -> Result<Value, SimError> {
+/// Both strategies on the same workload.
+pub fn compare(w: &SparkWorkload, duration_ms: i64) -> Result<SparkReport, SimError> {
     let mut runs = Vec::new();
     for (name, strategy) in [("locality", Strategy::Locality), ("naive", Strategy::Naive)] {
         let f = run(w, strategy, duration_ms)?;
         let share = |k: &str| f.by_level.get(k).copied().unwrap_or(0) as f64 / f.tasks.max(1) as f64;
-        runs.push(json!({
-            "strategy": name,
-            "tasks": f.tasks,
-            "node_local": share("node_local"),
-            "rack_local": share("rack_local"),
-            "off_switch": share("off_switch"),
-            "no_pref": share("no_pref"),
-            "makespan_s": f.makespan_ms as f64 / 1000.0,
-            "executors_started": f.executors_started,
-            "containers_released": f.containers_released,
-            "scheduler_seconds": f.scheduler_ns as f64 / 1e9,
-            "audit_mismatches": f.audit_mismatches,
-            "decisions_digest": f.decisions_digest,
-        }));
+        runs.push(SparkRun {
+            strategy: name.to_string(),
+            tasks: f.tasks,
+            node_local: share("node_local"),
+            rack_local: share("rack_local"),
+            off_switch: share("off_switch"),
+            no_pref: share("no_pref"),
+            makespan_s: f.makespan_ms as f64 / 1000.0,
+            executors_started: f.executors_started,
+            containers_released: f.containers_released,
+            scheduler_seconds: f.scheduler_ns as f64 / 1e9,
+            audit_mismatches: f.audit_mismatches as u64,
+            decisions_digest: f.decisions_digest.clone(),
+        });
     }
-    Ok(
-        json!({"workload": w.name, "description": w.description, "simulated_seconds": duration_ms as f64 / 1000.0, "runs": runs}),
-    )
+    Ok(SparkReport {
+        workload: w.name.clone(),
+        description: w.description.clone(),
+        simulated_seconds: duration_ms as f64 / 1000.0,
+        runs,
+        wall_seconds: None,
+    })
 }
