@@ -38,14 +38,6 @@ impl SchedulerKind {
         }
     }
 
-    /// YARN's class name for it.
-    pub fn class(self) -> &'static str {
-        match self {
-            Self::Fair => FAIR_CLASS,
-            Self::Capacity => CAPACITY_CLASS,
-        }
-    }
-
     /// The scheduler yarn-site picks: `yarn.resourcemanager.scheduler.class`, the Capacity
     /// Scheduler when it is absent (YARN's default).
     pub fn from_site(site: &Properties) -> Result<Self, ConfigError> {
@@ -81,15 +73,6 @@ pub enum SchedulerFile {
     CapacityXml(String),
     /// Capacity Scheduler properties already read (simulator presets, scenarios).
     CapacityProperties(Properties),
-}
-
-impl SchedulerFile {
-    fn kind(&self) -> SchedulerKind {
-        match self {
-            Self::FairXml(_) => SchedulerKind::Fair,
-            Self::CapacityXml(_) | Self::CapacityProperties(_) => SchedulerKind::Capacity,
-        }
-    }
 }
 
 /// Everything a scheduler is built from.
@@ -144,27 +127,22 @@ pub struct Reconfigure {
     pub file: Option<(String, SchedulerFile)>,
 }
 
-fn wrong_file(kind: SchedulerKind, file: &SchedulerFile) -> Option<SchedulerError> {
-    (file.kind() != kind).then(|| {
-        SchedulerError::InvalidRequest(match kind {
-            SchedulerKind::Fair => "capacity settings need the Capacity Scheduler".to_string(),
-            SchedulerKind::Capacity => {
-                "allocations (fair-scheduler.xml) do not apply to the Capacity Scheduler".to_string()
-            }
-        })
-    })
+/// fair-scheduler.xml's text, or why the Fair Scheduler cannot take `file`.
+pub(crate) fn fair_text(file: &SchedulerFile) -> Result<&str, SchedulerError> {
+    match file {
+        SchedulerFile::FairXml(text) => Ok(text),
+        SchedulerFile::CapacityXml(_) | SchedulerFile::CapacityProperties(_) => {
+            Err(SchedulerError::InvalidRequest("capacity settings need the Capacity Scheduler".to_string()))
+        }
+    }
 }
 
-/// The Fair Scheduler's allocations in `file`, read with `props`'s resource types.
+/// The allocation file `text` (named `name` in errors), read with `props`'s resource types.
 pub(crate) fn fair_allocations(
     name: &str,
-    file: &SchedulerFile,
+    text: &str,
     props: &SchedulerProperties,
 ) -> Result<AllocationFile, SchedulerError> {
-    if let Some(e) = wrong_file(SchedulerKind::Fair, file) {
-        return Err(e);
-    }
-    let SchedulerFile::FairXml(text) = file else { unreachable!("checked above") };
     Ok(parse_allocation_file(text, &props.resource_types).map_err(|e| e.in_file(name))?)
 }
 
@@ -173,16 +151,15 @@ pub(crate) fn capacity_properties(
     name: &str,
     file: &SchedulerFile,
 ) -> Result<(Properties, Option<fairloom_config::capacity::Lines>), SchedulerError> {
-    if let Some(e) = wrong_file(SchedulerKind::Capacity, file) {
-        return Err(e);
-    }
     match file {
         SchedulerFile::CapacityXml(text) => {
             let (props, lines) = parse_capacity_xml(text).map_err(|e| e.in_file(name))?;
             Ok((props, Some(lines)))
         }
         SchedulerFile::CapacityProperties(props) => Ok((props.clone(), None)),
-        SchedulerFile::FairXml(_) => unreachable!("checked above"),
+        SchedulerFile::FairXml(_) => Err(SchedulerError::InvalidRequest(
+            "allocations (fair-scheduler.xml) do not apply to the Capacity Scheduler".to_string(),
+        )),
     }
 }
 
@@ -196,11 +173,8 @@ pub fn build(conf: &SchedulerConfig) -> Result<AnyScheduler, SchedulerError> {
 
 /// The Fair Scheduler `conf` describes (its `kind` aside), for a tool that works on it alone.
 pub fn build_fair(conf: &SchedulerConfig) -> Result<FairScheduler, SchedulerError> {
-    if let Some((_, file)) = &conf.file {
-        if let Some(e) = wrong_file(SchedulerKind::Fair, file) {
-            return Err(e);
-        }
-    }
+    // A file of the other scheduler is the first thing refused, before labels or yarn-site.
+    let file = conf.file.as_ref().map(|(name, file)| fair_text(file).map(|text| (name, text))).transpose()?;
     if let Some((label, _)) = conf.labels.first() {
         return Err(SchedulerError::NotSupported(format!(
             "node label '{label}': node labels need the Capacity Scheduler"
@@ -208,8 +182,8 @@ pub fn build_fair(conf: &SchedulerConfig) -> Result<FairScheduler, SchedulerErro
     }
     let props = SchedulerProperties::from_properties(&conf.site, &conf.extra_types)
         .map_err(|e| e.in_file(conf.site_name.clone()))?;
-    let alloc = match &conf.file {
-        Some((name, file)) => fair_allocations(name, file, &props)?,
+    let alloc = match file {
+        Some((name, text)) => fair_allocations(name, text, &props)?,
         None => AllocationFile::default(),
     };
     let mut s = FairScheduler::new(props, alloc)?;

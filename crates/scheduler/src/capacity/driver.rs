@@ -220,11 +220,7 @@ impl Scheduler for CapacityScheduler {
         self.queues()
             .map(|(_, q)| {
                 let part = &q.parts[PartitionId::DEFAULT.index()];
-                let pending = if q.leaf {
-                    q.parts.iter().fold(Resource::none(), |acc, p| acc.saturating_add(p.pending))
-                } else {
-                    Resource::none()
-                };
+                let pending = leaf_pending(q);
                 QueueSummary {
                     name: q.name.clone(),
                     leaf: q.leaf,
@@ -302,11 +298,7 @@ impl CapacityScheduler {
             min: p.guaranteed,
             max: p.maximum.componentwise_min(self.cluster.total),
             demand: p.used.saturating_add(p.pending),
-            pending: if q.leaf {
-                q.parts.iter().fold(Resource::none(), |acc, p| acc.saturating_add(p.pending))
-            } else {
-                Resource::none()
-            },
+            pending: leaf_pending(q),
             am_used: p.am_used,
             am_limit: if q.leaf { self.am_limit(id, PartitionId::DEFAULT) } else { Resource::none() },
             active_apps: q.active.len(),
@@ -323,4 +315,12 @@ impl CapacityScheduler {
             self.detail(child, out);
         }
     }
+}
+
+/// Outstanding asks of a leaf's activated applications in every partition; none for a parent.
+fn leaf_pending(q: &super::state::CsQueue) -> Resource {
+    if !q.leaf {
+        return Resource::none();
+    }
+    q.parts.iter().fold(Resource::none(), |acc, p| acc.saturating_add(p.pending))
 }

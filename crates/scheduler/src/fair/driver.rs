@@ -92,7 +92,7 @@ impl Scheduler for FairScheduler {
             None => self.props.clone(),
         };
         let alloc = match &change.file {
-            Some((name, file)) => crate::factory::fair_allocations(name, file, &props)?,
+            Some((name, file)) => crate::factory::fair_allocations(name, crate::factory::fair_text(file)?, &props)?,
             None => self.alloc.clone(),
         };
         self.reload_with(props, alloc)
