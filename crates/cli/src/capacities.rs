@@ -6,9 +6,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Result};
-use fairloom_config::capacity::Lines;
 use fairloom_config::capacity::{CapacityValue, MaxCapacityValue};
-use fairloom_config::{parse_capacity_config, parse_capacity_xml, CapacityConfig, Properties, SchedulerProperties};
+use fairloom_config::load_capacity_file;
 use fairloom_model::{Resource, ResourceTypes};
 use fairloom_scheduler::capacity::CapacityScheduler;
 use fairloom_scheduler::driver::{NodeSpec, Scheduler};
@@ -51,16 +50,6 @@ fn partition_arg(text: &str) -> Result<PartitionArg> {
     Ok(PartitionArg { label: label.to_string(), nodes: count.trim().parse().map_err(|_| bad())?, exclusive })
 }
 
-/// A capacity-scheduler.xml's text, parsed and checked against `site` (yarn-site); errors
-/// name `source` and the line.
-pub(crate) fn load(text: &str, source: &str, site: &Properties) -> Result<(Properties, Lines, CapacityConfig)> {
-    let (capacity, lines) = parse_capacity_xml(text).map_err(|e| e.in_file(source))?;
-    let props = SchedulerProperties::from_properties(site, &[])?;
-    let conf =
-        parse_capacity_config(&capacity, site, Some(&lines), &props.resource_types).map_err(|e| e.in_file(source))?;
-    Ok((capacity, lines, conf))
-}
-
 /// `file` with its text (already read), or the built-in example.
 fn build(args: &SharesArgs, file: Option<(&Path, &str)>) -> Result<(CapacityScheduler, String)> {
     let site = site_properties(args)?;
@@ -69,7 +58,7 @@ fn build(args: &SharesArgs, file: Option<(&Path, &str)>) -> Result<(CapacitySche
         None => (EXAMPLE, "built-in example (examples/capacity-scheduler.xml)".to_string()),
     };
     // Read first for the labels it declares (and its errors with their lines).
-    let (_, _, conf) = load(text, &source, &site)?;
+    let (_, conf) = load_capacity_file(text, &source, &site)?;
     let given = if args.partition.is_empty() && file.is_none() {
         vec![EXAMPLE_PARTITIONS.to_string()]
     } else {

@@ -14,7 +14,9 @@ mod xml;
 
 pub use acl::Acl;
 pub use allocation::{parse_allocation_file, trim_queue_name, AllocationFile, PolicyKind, QueueConfig, QueueType};
-pub use capacity::{parse_capacity_config, parse_capacity_xml, CapacityConfig, CapacityQueueConfig};
+pub use capacity::{
+    load_capacity_file, parse_capacity_config, parse_capacity_xml, CapacityConfig, CapacityQueueConfig,
+};
 pub use error::ConfigError;
 pub use placement::{generated_policy, RuleConfig, RuleKind};
 pub use preemption::PreemptionConfig;

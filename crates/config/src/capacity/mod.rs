@@ -645,5 +645,15 @@ pub fn parse_capacity_xml(text: &str) -> Result<(Properties, Lines)> {
     crate::properties::parse_site_xml_with_lines(text)
 }
 
+/// A capacity-scheduler.xml's text read and checked over the yarn-site properties `site`
+/// (errors name `name` and the line): its properties and the configuration they make.
+pub fn load_capacity_file(text: &str, name: &str, site: &Properties) -> Result<(Properties, CapacityConfig)> {
+    let (capacity, lines) = parse_capacity_xml(text).map_err(|e| e.in_file(name))?;
+    let props = crate::properties::SchedulerProperties::from_properties(site, &[])?;
+    let conf =
+        parse_capacity_config(&capacity, site, Some(&lines), &props.resource_types).map_err(|e| e.in_file(name))?;
+    Ok((capacity, conf))
+}
+
 #[cfg(test)]
 mod tests;

@@ -3,7 +3,7 @@
 //! capacity-scheduler.xml, or the allocation file's tree with weights as capacities). The
 //! command reads the files and checks its flags; what a workload is made of is decided here.
 
-use fairloom_config::{parse_capacity_config, parse_capacity_xml, Properties, SchedulerProperties};
+use fairloom_config::{load_capacity_file, Properties};
 use fairloom_scheduler::SchedulerKind;
 
 use super::spark::SparkWorkload;
@@ -60,11 +60,7 @@ pub fn wants_capacity(asked: Option<SchedulerKind>, capacity_file: bool, site: &
 /// A capacity-scheduler.xml's properties, checked against `site` (errors name `name` and
 /// the line).
 pub fn capacity_file(name: &str, text: &str, site: &Properties) -> Result<Properties, String> {
-    let bad = |e: fairloom_config::ConfigError| e.in_file(name).to_string();
-    let (capacity, lines) = parse_capacity_xml(text).map_err(bad)?;
-    let props = SchedulerProperties::from_properties(site, &[]).map_err(|e| e.to_string())?;
-    parse_capacity_config(&capacity, site, Some(&lines), &props.resource_types).map_err(bad)?;
-    Ok(capacity)
+    Ok(load_capacity_file(text, name, site).map_err(|e| e.to_string())?.0)
 }
 
 /// Switch a workload to the Capacity Scheduler: `file`'s properties, or the tree of its
