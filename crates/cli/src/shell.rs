@@ -1,9 +1,10 @@
 //! `fairloom shell`: YARN's DistributedShell. The client submits an application over the
 //! REST API whose AM is `fairloom shell-am` (this binary, shipped as a local resource); the
 //! AM asks for N containers, runs the command in each, and finishes SUCCEEDED when all exit
-//! 0, FAILED otherwise with the exit codes in the diagnostics.
+//! 0, FAILED otherwise with the exit codes in the diagnostics. What the AM decides is
+//! `fairloom_am::shell`; here is its I/O: the client's REST calls, the AM protocol and the
+//! NodeManagers' start and stop calls.
 
-use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -11,13 +12,11 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use serde_json::{json, Value};
 
-use fairloom_protocol::am::{
-    AllocateRequest, AllocateResponse, AmCommand, Container, FinalStatus, FinishAmRequest, RegisterAmRequest,
-    RegisterAmResponse, ResourceRequest,
-};
-use fairloom_protocol::node::{StartContainer, StartContainersRequest, StartContainersResponse, StopContainersRequest};
+use fairloom_am::shell::{Heard, Launch, ShellAm};
+use fairloom_protocol::am::{AllocateResponse, RegisterAmRequest, RegisterAmResponse};
+use fairloom_protocol::node::{StartContainersResponse, StopContainersRequest};
 use fairloom_protocol::token::{Credentials, Token, AMRM_TOKEN_KIND};
-use fairloom_protocol::{env, exit, paths, LaunchContext, Res};
+use fairloom_protocol::{env, paths, Res};
 
 /// The command the AM runs, passed in its environment.
 const COMMAND_ENV: &str = "DISTRIBUTEDSHELL_COMMAND";
@@ -270,9 +269,9 @@ fn amrm_token() -> Result<Token> {
 }
 
 /// Stop the containers this AM started (with each node's NM token).
-fn stop_all(agent: &ureq::Agent, launched: &BTreeMap<String, Container>, nm_tokens: &BTreeMap<String, Token>) {
-    for c in launched.values() {
-        let Some(t) = nm_tokens.get(&c.node_id) else { continue };
+fn stop_all(agent: &ureq::Agent, am: &ShellAm) {
+    for (c, t) in am.running() {
+        let Some(t) = t else { continue };
         let url = format!("http://{}{}", c.node_http_address, paths::STOP_CONTAINERS);
         let req = agent.post(&url).set(paths::NM_TOKEN_HEADER, &t.to_header());
         let _ = req.send_json(StopContainersRequest { container_ids: vec![c.id.clone()] });
@@ -281,15 +280,6 @@ fn stop_all(agent: &ureq::Agent, launched: &BTreeMap<String, Container>, nm_toke
 
 fn need_env(name: &str) -> Result<String> {
     std::env::var(name).map_err(|_| anyhow!("{name} is not set: shell-am runs inside an AM container"))
-}
-
-/// How the AM's containers ended so far.
-#[derive(Default)]
-struct Tally {
-    /// Containers the RM gave (DistributedShell's numAllocatedContainers).
-    allocated: u32,
-    succeeded: u32,
-    failed: Vec<(String, i32)>,
 }
 
 pub fn run_am(args: &ShellAmArgs) -> Result<ExitCode> {
@@ -301,38 +291,13 @@ pub fn run_am(args: &ShellAmArgs) -> Result<ExitCode> {
         attempt: container.attempt.to_string(),
     };
     let command = need_env(COMMAND_ENV)?;
-    let capability = Res::new(args.memory, args.vcores);
-    let n = args.num_containers;
+    let mut am = ShellAm::new(args.num_containers, Res::new(args.memory, args.vcores), &command);
     let registered = client.register()?;
     eprintln!("registered {} in queue {}", client.attempt, registered.queue);
-    let mut response_id = 0i64;
-    // What the RM holds for us at the key (AMRMClient's bookkeeping): sent only when it changes.
-    let mut outstanding = n as i32;
-    let mut send_ask = true;
-    let mut launched: BTreeMap<String, Container> = BTreeMap::new();
-    // The NM token of each node, as the RM hands them out (one per node, renewed when rolled).
-    let mut nm_tokens: BTreeMap<String, Token> = BTreeMap::new();
-    let mut tally = Tally::default();
     let mut failures_since = None::<Instant>;
     let stop_agent = ureq::AgentBuilder::new().timeout(Duration::from_secs(10)).build();
-    while tally.succeeded + (tally.failed.len() as u32) < n {
-        let req = AllocateRequest {
-            response_id,
-            asks: if send_ask {
-                vec![ResourceRequest {
-                    priority: 0,
-                    resource_name: "*".to_string(),
-                    capability,
-                    num_containers: outstanding.max(0),
-                    relax_locality: true,
-                }]
-            } else {
-                Vec::new()
-            },
-            releases: Vec::new(),
-            progress: (tally.succeeded + tally.failed.len() as u32) as f32 / n.max(1) as f32,
-        };
-        let resp: AllocateResponse = match client.post(paths::ALLOCATE, &req) {
+    while !am.done() {
+        let mut resp: AllocateResponse = match client.post(paths::ALLOCATE, &am.request()) {
             Ok(r) => {
                 failures_since = None;
                 r
@@ -340,7 +305,7 @@ pub fn run_am(args: &ShellAmArgs) -> Result<ExitCode> {
             Err(e) if e.to_string().contains(ATTEMPT_OVER) => {
                 // Failed or finished elsewhere: nothing this AM does counts any more.
                 eprintln!("the RM says this attempt is over: {e:#}");
-                stop_all(&stop_agent, &launched, &nm_tokens);
+                stop_all(&stop_agent, &am);
                 bail!("attempt {} is over: {e:#}", client.attempt);
             }
             Err(e) => {
@@ -353,162 +318,62 @@ pub fn run_am(args: &ShellAmArgs) -> Result<ExitCode> {
                 continue;
             }
         };
-        if resp.am_command == Some(AmCommand::AmResync) {
-            eprintln!("RM asked for a resync: registering again");
-            let again = client.register()?;
-            for c in again.containers_from_previous_attempts {
-                launched.entry(c.id.clone()).or_insert(c);
-            }
-            response_id = 0;
-            send_ask = true;
-            continue;
-        }
-        if resp.am_command == Some(AmCommand::AmShutdown) {
-            bail!("the RM asked this AM to shut down");
-        }
-        send_ask = false;
-        response_id = resp.response_id;
-        if let Some(t) = resp.amrm_token {
+        if let Some(t) = resp.amrm_token.take() {
             eprintln!("the RM rolled its AMRM key: using the new token");
             client.token = t;
         }
-        for t in resp.nm_tokens {
-            nm_tokens.insert(t.node_id, t.token);
-        }
-        let mut extra = Vec::new();
-        tally.allocated += resp.allocated.len() as u32;
-        for c in resp.allocated {
-            let done = tally.succeeded + tally.failed.len() as u32;
-            let wanted = (launched.len() as u32) + done < n;
-            outstanding -= 1;
-            if !wanted {
-                extra.push(c.id.clone());
+        match am.heard(resp) {
+            Heard::Resync => {
+                log(&mut am);
+                let again = client.register()?;
+                am.resynced(again.containers_from_previous_attempts);
                 continue;
             }
-            let (Some(token), Some(nm_token)) = (c.token.clone(), nm_tokens.get(&c.node_id)) else {
-                eprintln!("no container or NM token for {} on {}", c.id, c.node_id);
-                tally.failed.push((c.id.clone(), -1));
-                continue;
-            };
-            let start = StartContainersRequest {
-                containers: vec![StartContainer {
-                    token,
-                    launch: LaunchContext {
-                        commands: vec![redirected(&command)],
-                        environment: Vec::new(),
-                        local_resources: Vec::new(),
-                    },
-                    credentials: None,
-                }],
-            };
-            let url = format!("http://{}{}", c.node_http_address, paths::START_CONTAINERS);
-            let call = client.agent.post(&url).set(paths::NM_TOKEN_HEADER, &nm_token.to_header());
-            match call.send_json(&start) {
-                Ok(r) => {
-                    let r: StartContainersResponse = r.into_json()?;
-                    if r.started.contains(&c.id) {
-                        eprintln!("started {} on {}", c.id, c.node_id);
-                        launched.insert(c.id.clone(), c);
-                    } else {
-                        tally.failed.push((c.id.clone(), -1));
+            Heard::Shutdown => bail!("the RM asked this AM to shut down"),
+            Heard::Work { launches, releases, rest } => {
+                for launch in launches {
+                    let ok = start(&client.agent, &launch);
+                    am.started(launch, ok);
+                }
+                if !releases.is_empty() {
+                    if let Ok(r) = client.post::<_, AllocateResponse>(paths::ALLOCATE, &am.release_request(releases)) {
+                        am.released(r.response_id);
                     }
                 }
-                Err(e) => {
-                    eprintln!("could not start {} on {}: {}", c.id, c.node_id, rest_error(e));
-                    tally.failed.push((c.id.clone(), -1));
-                }
+                am.settle(rest);
             }
         }
-        if !extra.is_empty() {
-            let release = AllocateRequest { response_id, asks: Vec::new(), releases: extra, progress: 0.0 };
-            if let Ok(r) = client.post::<_, AllocateResponse>(paths::ALLOCATE, &release) {
-                response_id = r.response_id;
-            }
-        }
-        for s in resp.completed {
-            if launched.remove(&s.container_id).is_none() {
-                continue;
-            }
-            match s.exit_status {
-                0 => tally.succeeded += 1,
-                // Lost to the framework (preempted, node lost, killed by the RM): ask again,
-                // as YARN's DistributedShell does.
-                exit::ABORTED | exit::PREEMPTED | exit::KILLED_BY_RESOURCEMANAGER | exit::DISKS_FAILED => {
-                    eprintln!("{} was lost ({}): asking for another", s.container_id, s.exit_status);
-                    outstanding += 1;
-                    send_ask = true;
-                }
-                code => tally.failed.push((s.container_id.clone(), code)),
-            }
-        }
-        // A node that went away takes its containers with it, whether or not the RM can still
-        // report them (after its restart it cannot): ask for others, as DistributedShell does.
-        for n in
-            resp.updated_nodes.iter().filter(|n| matches!(n.state.as_str(), "LOST" | "DECOMMISSIONED" | "SHUTDOWN"))
-        {
-            let gone: Vec<String> =
-                launched.values().filter(|c| c.node_id == n.node_id).map(|c| c.id.clone()).collect();
-            for id in gone {
-                eprintln!("{id} was on node {} which is {}: asking for another", n.node_id, n.state);
-                launched.remove(&id);
-                outstanding += 1;
-                send_ask = true;
-            }
-        }
-        if let Some(p) = resp.preemption {
-            eprintln!("preemption warning for {} containers", p.strict_contract.len() + p.contract.len());
-        }
+        log(&mut am);
         std::thread::sleep(Duration::from_millis(args.interval_ms));
     }
     // Stop anything still running (there should be nothing).
-    stop_all(&stop_agent, &launched, &nm_tokens);
-    // As YARN's DistributedShell: no message on success; on failure its line (completed
-    // counts the failed ones too), then which containers exited with what.
-    let (status, diagnostics) = if tally.failed.is_empty() {
-        (FinalStatus::Succeeded, String::new())
-    } else {
-        let codes: Vec<String> = tally.failed.iter().map(|(c, code)| format!("{c} exited with {code}")).collect();
-        let failed = tally.failed.len();
-        (
-            FinalStatus::Failed,
-            format!(
-                "Diagnostics., total={n}, completed={}, allocated={}, failed={failed}; {}",
-                tally.succeeded as usize + failed,
-                tally.allocated,
-                codes.join("; ")
-            ),
-        )
-    };
-    eprintln!("finishing: {} {diagnostics}", status.name());
-    let fin = FinishAmRequest { final_status: status, diagnostics, tracking_url: String::new() };
+    stop_all(&stop_agent, &am);
+    let fin = am.finish();
+    eprintln!("finishing: {} {}", fin.final_status.name(), fin.diagnostics);
     let _: fairloom_protocol::am::FinishAmResponse = client.post(paths::FINISH_AM, &fin)?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// The user's command with all of its output in the container's log files: the whole command
-/// is one subshell, so a list (`a; b >&2; c`) does not hand the redirection to its last
-/// command alone, which truncated what the others wrote. The newlines keep a trailing `#`
-/// comment from swallowing the closing parenthesis, and a command opening with `(` from
-/// making `((`.
-fn redirected(command: &str) -> String {
-    format!("(\n{command}\n) 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr")
+fn log(am: &mut ShellAm) {
+    for line in am.take_log() {
+        eprintln!("{line}");
+    }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::redirected;
-
-    #[test]
-    fn every_command_of_a_list_writes_to_the_log_files() {
-        let dir = std::env::temp_dir().join(format!("fairloom-shell-redirect-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        for command in ["echo a; echo b >&2; echo c # a comment", "(echo a); echo c; echo b 1>&2"] {
-            let line = redirected(command).replace("<LOG_DIR>", dir.to_str().unwrap());
-            let status = std::process::Command::new("/bin/bash").arg("-c").arg(&line).status().unwrap();
-            assert!(status.success(), "{line}");
-            let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
-            assert_eq!((read("stdout"), read("stderr")), ("a\nc\n".to_string(), "b\n".to_string()), "{command}");
+/// Start one container on its node: did the node start it.
+fn start(agent: &ureq::Agent, launch: &Launch) -> bool {
+    let c = &launch.container;
+    let url = format!("http://{}{}", c.node_http_address, paths::START_CONTAINERS);
+    let call = agent.post(&url).set(paths::NM_TOKEN_HEADER, &launch.nm_token.to_header());
+    match call
+        .send_json(&launch.request)
+        .map_err(rest_error)
+        .and_then(|r| Ok(r.into_json::<StartContainersResponse>()?))
+    {
+        Ok(r) => r.started.contains(&c.id),
+        Err(e) => {
+            eprintln!("could not start {} on {}: {e:#}", c.id, c.node_id);
+            false
         }
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
