@@ -45,7 +45,7 @@ impl Latencies {
         self.total += 1;
     }
 
-    pub fn len(&self) -> u64 {
+    pub fn count(&self) -> u64 {
         self.total
     }
 
@@ -89,7 +89,7 @@ mod tests {
         for us in 1..=10_000u32 {
             l.record(us);
         }
-        assert_eq!(l.len(), 10_000);
+        assert_eq!(l.count(), 10_000);
         for (p, exact) in [(0.5, 5.0), (0.99, 9.9), (1.0, 10.0)] {
             let got = l.percentile_ms(p);
             assert!((got - exact).abs() / exact < 0.03, "p{p}: {got} against {exact}");

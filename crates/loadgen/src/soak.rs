@@ -5,12 +5,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde_json::{json, Value};
-
-use crate::outln;
+use serde::Serialize;
 
 /// What one sample read from `/metrics`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Sample {
     pub minute: f64,
     pub values: BTreeMap<String, f64>,
@@ -61,18 +59,36 @@ pub fn slope(xs: &[f64], ys: &[f64]) -> f64 {
 /// Resident memory may rise by less than this a minute after the warm-up.
 pub const RESIDENT_SLOPE_LIMIT_MB: f64 = 0.1;
 
+/// How one figure moved after the warm-up.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Trend {
+    pub slope_per_minute: f64,
+    pub first: f64,
+    pub last: f64,
+    pub flat: bool,
+}
+
+/// Every figure's trend, and whether all are flat.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verdict {
+    pub warmup_minutes: f64,
+    pub window_minutes: f64,
+    pub flat: bool,
+    pub figures: BTreeMap<String, Trend>,
+}
+
 /// Each figure's slope over the samples after `warmup` minutes, and whether it is flat: for
 /// resident memory, under [`RESIDENT_SLOPE_LIMIT_MB`] a minute; for a count, either drifting
 /// over the whole window by no more than 5% of its mean level (or one entry), or ending (the
 /// mean of its last third of samples) no higher than the highest it was in its first third.
 /// Live work comes and goes: 100 applications a moment ago 99 give a small slope of noise,
 /// while what leaks keeps rising past where it started.
-pub fn verdict(samples: &[Sample], warmup: f64) -> Value {
+pub fn verdict(samples: &[Sample], warmup: f64) -> Verdict {
     let after: Vec<&Sample> = samples.iter().filter(|s| s.minute >= warmup).collect();
     let xs: Vec<f64> = after.iter().map(|s| s.minute).collect();
     let window = xs.last().copied().unwrap_or(0.0) - xs.first().copied().unwrap_or(0.0);
     let names: Vec<&String> = after.first().map(|s| s.values.keys().collect()).unwrap_or_default();
-    let mut figures = serde_json::Map::new();
+    let mut figures = BTreeMap::new();
     let mut flat_all = after.len() >= 2;
     for name in names.into_iter().filter(|n| n.as_str() != "allocated") {
         let ys: Vec<f64> = after.iter().map(|s| s.values.get(name).copied().unwrap_or(0.0)).collect();
@@ -89,52 +105,9 @@ pub fn verdict(samples: &[Sample], warmup: f64) -> Value {
         flat_all &= flat;
         let first = ys.first().copied().unwrap_or(0.0);
         let last = ys.last().copied().unwrap_or(0.0);
-        figures.insert(name.clone(), json!({ "slope_per_minute": m, "first": first, "last": last, "flat": flat }));
+        figures.insert(name.clone(), Trend { slope_per_minute: m, first, last, flat });
     }
-    json!({ "warmup_minutes": warmup, "window_minutes": window, "flat": flat_all, "figures": figures })
-}
-
-pub fn print_sample(s: &Sample, interval_secs: f64) {
-    let v = |k: &str| s.values.get(k).copied().unwrap_or(0.0);
-    outln!(
-        "  {:>6.1} min  resident {:>7.1} MB  apps {:>4.0} live {:>5.0} kept  containers {:>6.0}  nodes {:>5.0}  ended {:>6.0}  allocated {:>7.0}/s",
-        s.minute,
-        v("resident_mb"),
-        v("apps_live"),
-        v("apps_finished_kept"),
-        v("containers_live"),
-        v("nodes"),
-        v("ended_containers"),
-        v("allocated") / interval_secs.max(1e-9),
-    );
-}
-
-pub fn print_verdict(verdict: &Value) {
-    outln!(
-        "soak: slopes over the {:.1} minutes after a {:.1}-minute warm-up (per minute):",
-        verdict["window_minutes"].as_f64().unwrap_or(0.0),
-        verdict["warmup_minutes"].as_f64().unwrap_or(0.0)
-    );
-    if let Some(figures) = verdict["figures"].as_object() {
-        for (name, f) in figures {
-            outln!(
-                "  {:<22} {:>+12.4}  ({:.1} → {:.1}){}",
-                name,
-                f["slope_per_minute"].as_f64().unwrap_or(0.0),
-                f["first"].as_f64().unwrap_or(0.0),
-                f["last"].as_f64().unwrap_or(0.0),
-                if f["flat"].as_bool() == Some(true) { "" } else { "  GROWING" }
-            );
-        }
-    }
-    outln!(
-        "soak: {}",
-        if verdict["flat"].as_bool() == Some(true) {
-            "flat (resident memory and every count)"
-        } else {
-            "NOT flat: see the figures marked GROWING"
-        }
-    );
+    Verdict { warmup_minutes: warmup, window_minutes: window, flat: flat_all, figures }
 }
 
 #[cfg(test)]
@@ -166,32 +139,32 @@ mod tests {
         // Warm-up fills the kept applications to their bound, then both stay level.
         let level = samples(|m| (100.0 + m.min(10.0) * 3.0, (m * 100.0).min(1000.0)));
         let v = verdict(&level, 10.0);
-        assert_eq!(v["flat"], true, "{v}");
-        assert_eq!(v["figures"]["apps_finished_kept"]["last"], 1000.0);
+        assert!(v.flat, "{v:?}");
+        assert_eq!(v.figures["apps_finished_kept"].last, 1000.0);
         // 0.2 MB a minute after the warm-up: not flat.
         let leaking = samples(|m| (100.0 + m * 0.2, 1000.0));
         let v = verdict(&leaking, 10.0);
-        assert_eq!(v["flat"], false);
-        assert_eq!(v["figures"]["resident_mb"]["flat"], false);
-        assert!((v["figures"]["resident_mb"]["slope_per_minute"].as_f64().unwrap() - 0.2).abs() < 1e-9);
+        assert!(!v.flat, "{v:?}");
+        assert!(!v.figures["resident_mb"].flat);
+        assert!((v.figures["resident_mb"].slope_per_minute - 0.2).abs() < 1e-9);
         // A count that keeps growing is caught even when memory looks level.
         let counting = samples(|m| (100.0, 1000.0 + m * 10.0));
-        assert_eq!(verdict(&counting, 10.0)["figures"]["apps_finished_kept"]["flat"], false);
+        assert!(!verdict(&counting, 10.0).figures["apps_finished_kept"].flat);
         // One that dips now and then (an application finished, its successor not yet in) is
         // not growing, though its slope is not quite zero.
         let dipping = samples(|m| (100.0, if m < 20.0 && (m as i64) % 3 == 0 { 80.0 } else { 100.0 }));
         let v = verdict(&dipping, 10.0);
-        assert!(v["figures"]["apps_finished_kept"]["slope_per_minute"].as_f64().unwrap() > 0.0, "{v}");
-        assert_eq!(v["figures"]["apps_finished_kept"]["flat"], true, "{v}");
-        assert_eq!(v["flat"], true);
+        assert!(v.figures["apps_finished_kept"].slope_per_minute > 0.0, "{v:?}");
+        assert!(v.figures["apps_finished_kept"].flat, "{v:?}");
+        assert!(v.flat);
         // A slow leak of small numbers, past where it began.
         let creeping = samples(|m| (100.0, 10.0 + (m - 10.0).max(0.0).floor() * 0.1));
-        assert_eq!(verdict(&creeping, 10.0)["figures"]["apps_finished_kept"]["flat"], false);
+        assert!(!verdict(&creeping, 10.0).figures["apps_finished_kept"].flat);
     }
 
     #[test]
     fn no_samples_after_the_warm_up_is_not_a_pass() {
         let v = verdict(&samples(|_| (100.0, 1.0)), 60.0);
-        assert_eq!(v["flat"], false);
+        assert!(!v.flat, "{v:?}");
     }
 }
