@@ -124,7 +124,7 @@ pub async fn start(mut conf: RmConf) -> Result<RmHandle, StartError> {
         epoch = core.epoch,
         "ResourceManager started"
     );
-    let shared = Arc::new(RwLock::new(Arc::new(Snapshot::of(&core, &Snapshot::default()))));
+    let shared = Arc::new(RwLock::new(Arc::new(Snapshot::of(&core, None))));
     let (tx, rx) = std::sync::mpsc::channel();
     let stop = Arc::new(AtomicBool::new(false));
     let loop_stop = stop.clone();

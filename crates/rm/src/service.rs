@@ -8,7 +8,6 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use serde_json::Value;
 use tokio::sync::oneshot;
 
 use fairloom_model::{ApplicationId, Millis};
@@ -76,13 +75,13 @@ pub struct AppSnap {
     pub started: Millis,
     pub finished: Millis,
     pub figures: dao::AppFigures,
-    /// YARN's AppInfo, built from the above by the first reader that asks.
-    info: OnceLock<Value>,
+    /// YARN's AppInfo, made from the above by the first reader that asks.
+    info: OnceLock<dao::AppInfo>,
     /// Its attempts. Their containers are not copied at every publish: readers ask the loop
     /// for them ([`LoopClient::containers`]).
     attempt_rows: Vec<dao::AttemptRow>,
-    /// (number, AppAttemptInfo), built from the rows by the first reader that asks.
-    attempts: OnceLock<Vec<(u32, Value)>>,
+    /// Its AppAttemptInfos, made from the rows by the first reader that asks.
+    attempts: OnceLock<Vec<dao::AppAttemptInfo>>,
     containers_changed: Option<u64>,
     /// Why it waits, when it does.
     pub wait: Option<Wait>,
@@ -90,14 +89,13 @@ pub struct AppSnap {
 
 impl AppSnap {
     /// YARN's AppInfo of this application.
-    pub fn info(&self) -> &Value {
-        self.info.get_or_init(|| dao::app_info(self))
+    pub fn info(&self) -> &dao::AppInfo {
+        self.info.get_or_init(|| dao::AppInfo::of(self))
     }
 
-    /// (number, YARN's AppAttemptInfo) of each attempt.
-    pub fn attempts(&self) -> &[(u32, Value)] {
-        self.attempts
-            .get_or_init(|| self.attempt_rows.iter().map(|r| (r.number, dao::attempt_info(r, &self.user))).collect())
+    /// YARN's AppAttemptInfo of each attempt.
+    pub fn attempts(&self) -> &[dao::AppAttemptInfo] {
+        self.attempts.get_or_init(|| self.attempt_rows.iter().map(|r| dao::AppAttemptInfo::of(r, &self.user)).collect())
     }
 
     /// Whether a reader who may not view the applications in `hidden` (sorted) may view it.
@@ -106,26 +104,26 @@ impl AppSnap {
     }
 
     /// Its AppInfo as that reader sees it.
-    pub fn info_for(&self, hidden: &[ApplicationId]) -> Cow<'_, Value> {
+    pub fn info_for(&self, hidden: &[ApplicationId]) -> Cow<'_, dao::AppInfo> {
         self.info_seen(self.visible(hidden))
     }
 
     /// Its AppInfo whole to a reader who may view it, else without what VIEW_APP guards.
-    pub fn info_seen(&self, may_view: bool) -> Cow<'_, Value> {
+    pub fn info_seen(&self, may_view: bool) -> Cow<'_, dao::AppInfo> {
         if may_view {
             Cow::Borrowed(self.info())
         } else {
-            Cow::Owned(dao::restricted_app_info(self.info()))
+            Cow::Owned(self.info().restricted())
         }
     }
 }
 
 /// What readers see, published by the loop after changes.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Snapshot {
-    pub cluster_info: Value,
-    pub metrics: Value,
-    pub scheduler: Arc<Value>,
+    pub cluster_info: dao::ClusterInfo,
+    pub metrics: dao::ClusterMetricsInfo,
+    pub scheduler: Arc<dao::SchedulerInfo>,
     /// By application id. Shared between snapshots: a client's write replaces one entry.
     pub apps: Vec<Arc<AppSnap>>,
     /// Every node, rendered as YARN's NodeInfo when read.
@@ -173,13 +171,14 @@ fn app_snap(core: &Core, app: &crate::core::RmApp, prev: Option<&Arc<AppSnap>>) 
 
 impl Snapshot {
     /// The core as it is now: the applications and nodes, not every live container.
-    /// What `prev` holds unchanged is shared, not rebuilt.
-    pub fn of(core: &Core, prev: &Snapshot) -> Self {
+    /// What `prev` (the last snapshot published) holds unchanged is shared, not rebuilt.
+    pub fn of(core: &Core, prev: Option<&Snapshot>) -> Self {
+        let prev_apps = prev.map(|p| &p.apps[..]).unwrap_or_default();
         let apps = core
             .apps
             .values()
             .map(|app| {
-                let before = prev.apps.binary_search_by_key(&app.id, |a| a.key).ok().map(|i| &prev.apps[i]);
+                let before = prev_apps.binary_search_by_key(&app.id, |a| a.key).ok().map(|i| &prev_apps[i]);
                 app_snap(core, app, before)
             })
             .collect();
@@ -318,8 +317,8 @@ pub fn run(mut core: Core, rx: Receiver<Command>, shared: Shared, stop: Arc<Atom
 }
 
 fn publish(core: &Core, shared: &Shared) -> Arc<Snapshot> {
-    let prev = shared.read().map(|g| g.clone()).unwrap_or_default();
-    let snap = Arc::new(Snapshot::of(core, &prev));
+    let prev = shared.read().ok().map(|g| g.clone());
+    let snap = Arc::new(Snapshot::of(core, prev.as_deref()));
     if let Ok(mut guard) = shared.write() {
         *guard = snap.clone();
     }
@@ -469,6 +468,8 @@ impl LoopClient {
     }
 
     pub fn snapshot(&self) -> Arc<Snapshot> {
-        self.shared.read().map(|g| g.clone()).unwrap_or_default()
+        // A poisoned lock still holds the last snapshot published whole (it is swapped in
+        // one assignment).
+        self.shared.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 }

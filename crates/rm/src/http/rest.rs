@@ -16,7 +16,7 @@ use fairloom_model::user::check_user_name;
 use super::auth::{caller, cookie_for, user_param, Reader};
 use super::{json_response, parse_body, Ctx};
 use crate::core::{AppState, KillOutcome};
-use crate::dao;
+use crate::dao::{self, ContainerInfo, List, NodeInfo, Wrapped};
 use crate::error::RmError;
 use crate::service::{wall_ms, AppSnap, Command, Snapshot};
 use crate::submission::Submission;
@@ -86,7 +86,7 @@ async fn not_found() -> Response {
 
 type R = Result<Response, RmError>;
 
-fn ok(v: Value) -> R {
+fn ok(v: impl serde::Serialize) -> R {
     Ok(json_response(StatusCode::OK, &v))
 }
 
@@ -106,15 +106,16 @@ fn with_cookie(mut r: Response, ctx: &Ctx, q: &Option<String>) -> Response {
 }
 
 async fn info(State(ctx): State<Ctx>) -> Response {
-    json_response(StatusCode::OK, &ctx.rm.snapshot().cluster_info)
+    json_response(StatusCode::OK, &Wrapped("clusterInfo", &ctx.rm.snapshot().cluster_info))
 }
 
 async fn metrics(State(ctx): State<Ctx>) -> Response {
-    json_response(StatusCode::OK, &ctx.rm.snapshot().metrics)
+    json_response(StatusCode::OK, &Wrapped("clusterMetrics", &ctx.rm.snapshot().metrics))
 }
 
 async fn scheduler(State(ctx): State<Ctx>) -> Response {
-    json_response(StatusCode::OK, &*ctx.rm.snapshot().scheduler)
+    let snap = ctx.rm.snapshot();
+    json_response(StatusCode::OK, &Wrapped("scheduler", &Wrapped("schedulerInfo", &*snap.scheduler)))
 }
 
 fn list(q: &HashMap<String, String>, key: &str) -> Vec<String> {
@@ -207,15 +208,14 @@ async fn apps(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>, 
             && (tags.is_empty() || tags.iter().any(|t| a.tags.contains(t)))
     };
     let hidden = ctx.rm.hidden_from(&snap, reader.0.as_deref()).await?;
-    let chosen: Vec<Cow<Value>> = snap
+    let chosen: Vec<Cow<dao::AppInfo>> = snap
         .apps
         .iter()
         .filter(keep)
         .take(limit.map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX)))
         .map(|a| a.info_for(&hidden))
         .collect();
-    let body = if chosen.is_empty() { json!({ "apps": null }) } else { json!({ "apps": { "app": chosen } }) };
-    ok(body)
+    ok(Wrapped("apps", &List("app", &chosen)))
 }
 
 fn find_app<'a>(snap: &'a crate::service::Snapshot, id: &str) -> Result<&'a AppSnap, RmError> {
@@ -232,7 +232,7 @@ async fn app(State(ctx): State<Ctx>, Path(id): Path<String>, reader: Reader) -> 
     let snap = ctx.rm.snapshot();
     let a = find_app(&snap, &id)?;
     let may_view = ctx.rm.may_view(&snap, reader.0.as_deref(), a.key).await?;
-    ok(json!({ "app": a.info_seen(may_view) }))
+    ok(Wrapped("app", &a.info_seen(may_view)))
 }
 
 /// fairloom's own: why the application waits, with the numbers behind it, and its queue.
@@ -341,13 +341,9 @@ async fn set_priority(
     ok(json!({ "priority": p }))
 }
 
-fn lifetime() -> Value {
-    json!({ "type": "LIFETIME", "expiryTime": "UNLIMITED", "remainingTime": -1 })
-}
-
 async fn timeouts(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
     find_app(&ctx.rm.snapshot(), &id)?;
-    ok(json!({ "timeouts": { "timeout": [lifetime()] } }))
+    ok(Wrapped("timeouts", &Wrapped("timeout", &[dao::lifetime()])))
 }
 
 async fn timeout(State(ctx): State<Ctx>, Path((id, kind)): Path<(String, String)>) -> R {
@@ -355,7 +351,7 @@ async fn timeout(State(ctx): State<Ctx>, Path((id, kind)): Path<(String, String)
     if !kind.eq_ignore_ascii_case("LIFETIME") {
         return Err(RmError::bad_request(format!("Invalid application timeout type {kind}; only LIFETIME exists")));
     }
-    ok(json!({ "timeout": lifetime() }))
+    ok(Wrapped("timeout", &dao::lifetime()))
 }
 
 async fn update_timeout(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
@@ -368,21 +364,20 @@ async fn update_timeout(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
 async fn attempts(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
     let snap = ctx.rm.snapshot();
     let a = find_app(&snap, &id)?;
-    let list: Vec<&Value> = a.attempts().iter().map(|(_, v)| v).collect();
-    ok(json!({ "appAttempts": { "appAttempt": list } }))
+    ok(Wrapped("appAttempts", &Wrapped("appAttempt", a.attempts())))
 }
 
-fn find_attempt<'a>(a: &'a AppSnap, attempt: &str) -> Result<&'a (u32, Value), RmError> {
+fn find_attempt<'a>(a: &'a AppSnap, attempt: &str) -> Result<&'a dao::AppAttemptInfo, RmError> {
     a.attempts()
         .iter()
-        .find(|(n, v)| v["appAttemptId"] == attempt || n.to_string() == attempt)
+        .find(|v| v.app_attempt_id == attempt || v.id.to_string() == attempt)
         .ok_or_else(|| RmError::not_found(format!("appAttempt with id: {attempt} not found")))
 }
 
 async fn attempt(State(ctx): State<Ctx>, Path((id, attempt)): Path<(String, String)>) -> R {
     let snap = ctx.rm.snapshot();
     let a = find_app(&snap, &id)?;
-    ok(json!({ "appAttempt": find_attempt(a, &attempt)?.1 }))
+    ok(Wrapped("appAttempt", find_attempt(a, &attempt)?))
 }
 
 /// An attempt's containers are refused to a reader without VIEW_APP, as YARN's
@@ -404,15 +399,12 @@ async fn may_see_containers(
 async fn attempt_containers(State(ctx): State<Ctx>, Path((id, attempt)): Path<(String, String)>, reader: Reader) -> R {
     let snap = ctx.rm.snapshot();
     let a = find_app(&snap, &id)?;
-    let number = find_attempt(a, &attempt)?.0;
+    let number = find_attempt(a, &attempt)?.id;
     may_see_containers(&ctx, &snap, a, &attempt, &reader).await?;
     let rows = ctx.rm.containers(a.key).await?;
-    let list: Vec<Value> =
-        rows.iter().filter(|c| c.attempt == number).map(|c| dao::container_info(c, &a.user)).collect();
-    if list.is_empty() {
-        return ok(json!({ "containers": null }));
-    }
-    ok(json!({ "containers": { "container": list } }))
+    let list: Vec<ContainerInfo> =
+        rows.iter().filter(|c| c.attempt == number).map(|c| ContainerInfo::of(c, &a.user)).collect();
+    ok(Wrapped("containers", &List("container", &list)))
 }
 
 async fn attempt_container(
@@ -422,14 +414,14 @@ async fn attempt_container(
 ) -> R {
     let snap = ctx.rm.snapshot();
     let a = find_app(&snap, &id)?;
-    let number = find_attempt(a, &attempt)?.0;
+    let number = find_attempt(a, &attempt)?.id;
     may_see_containers(&ctx, &snap, a, &attempt, &reader).await?;
     let rows = ctx.rm.containers(a.key).await?;
     let c = rows
         .iter()
         .find(|c| c.attempt == number && c.id == cid)
         .ok_or_else(|| RmError::not_found(format!("container with id: {cid} not found")))?;
-    ok(json!({ "container": dao::container_info(c, &a.user) }))
+    ok(Wrapped("container", &ContainerInfo::of(c, &a.user)))
 }
 
 async fn app_statistics(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>) -> R {
@@ -470,16 +462,13 @@ async fn nodes(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, String>>)
         )));
     }
     let snap = ctx.rm.snapshot();
-    let chosen: Vec<Value> = snap
+    let chosen: Vec<NodeInfo> = snap
         .nodes
         .iter()
         .filter(|n| wanted.is_empty() || wanted.iter().any(|s| s == n.state))
-        .map(dao::node_info)
+        .map(NodeInfo::of)
         .collect();
-    if chosen.is_empty() {
-        return ok(json!({ "nodes": null }));
-    }
-    ok(json!({ "nodes": { "node": chosen } }))
+    ok(Wrapped("nodes", &List("node", &chosen)))
 }
 
 async fn node(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
@@ -489,7 +478,7 @@ async fn node(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {
         .iter()
         .find(|n| n.names.id == *id)
         .ok_or_else(|| RmError::not_found(format!("nodeId, {id}, is not found")))?;
-    ok(json!({ "node": dao::node_info(n) }))
+    ok(Wrapped("node", &NodeInfo::of(n)))
 }
 
 async fn update_node_resource(State(ctx): State<Ctx>, Path(id): Path<String>) -> R {

@@ -12,7 +12,6 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use fairloom_model::ApplicationId;
-use serde_json::Value;
 
 use super::auth::Reader;
 use super::Ctx;
@@ -81,13 +80,6 @@ fn page(title: &str, snap: &Snapshot, body: &str) -> Response {
     Html(out).into_response()
 }
 
-fn num(v: &Value) -> String {
-    match v {
-        Value::Null => "0".to_string(),
-        other => other.to_string(),
-    }
-}
-
 fn mb(m: i64) -> String {
     if m >= 1024 * 1024 {
         format!("{:.1} TB", m as f64 / (1024.0 * 1024.0))
@@ -100,7 +92,7 @@ fn mb(m: i64) -> String {
 
 /// YARN's Cluster Metrics, Cluster Nodes Metrics and Scheduler Metrics tables.
 fn metrics_tables(snap: &Snapshot) -> String {
-    let m = &snap.metrics["clusterMetrics"];
+    let m = &snap.metrics;
     let mut out = String::new();
     let _ = write!(
         out,
@@ -108,38 +100,38 @@ fn metrics_tables(snap: &Snapshot) -> String {
          <th>Apps Running</th><th>Apps Completed</th><th>Containers Running</th><th>Used Resources</th><th>Total Resources</th>\
          <th>Reserved Resources</th></tr><tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
          <td>&lt;memory:{}, vCores:{}&gt;</td><td>&lt;memory:{}, vCores:{}&gt;</td><td>&lt;memory:{}, vCores:{}&gt;</td></tr></table>",
-        num(&m["appsSubmitted"]),
-        num(&m["appsPending"]),
-        num(&m["appsRunning"]),
-        num(&m["appsCompleted"]),
-        num(&m["containersAllocated"]),
-        mb(m["allocatedMB"].as_i64().unwrap_or(0)),
-        num(&m["allocatedVirtualCores"]),
-        mb(m["totalMB"].as_i64().unwrap_or(0)),
-        num(&m["totalVirtualCores"]),
-        mb(m["reservedMB"].as_i64().unwrap_or(0)),
-        num(&m["reservedVirtualCores"]),
+        m.apps_submitted,
+        m.apps_pending,
+        m.apps_running,
+        m.apps_completed,
+        m.containers_allocated,
+        mb(m.allocated_mb),
+        m.allocated_virtual_cores,
+        mb(m.total_mb),
+        m.total_virtual_cores,
+        mb(m.reserved_mb),
+        m.reserved_virtual_cores,
     );
     out.push_str("<h2>Cluster Nodes Metrics</h2><table class=\"metrics\" id=\"node-metrics\"><tr>");
     let states = [
-        ("Active Nodes", "activeNodes", "RUNNING"),
-        ("Decommissioning Nodes", "decommissioningNodes", "DECOMMISSIONING"),
-        ("Decommissioned Nodes", "decommissionedNodes", "DECOMMISSIONED"),
-        ("Lost Nodes", "lostNodes", "LOST"),
-        ("Unhealthy Nodes", "unhealthyNodes", "UNHEALTHY"),
-        ("Rebooted Nodes", "rebootedNodes", "REBOOTED"),
-        ("Shutdown Nodes", "shutdownNodes", "SHUTDOWN"),
+        ("Active Nodes", m.active_nodes, "RUNNING"),
+        ("Decommissioning Nodes", m.decommissioning_nodes, "DECOMMISSIONING"),
+        ("Decommissioned Nodes", m.decommissioned_nodes, "DECOMMISSIONED"),
+        ("Lost Nodes", m.lost_nodes, "LOST"),
+        ("Unhealthy Nodes", m.unhealthy_nodes, "UNHEALTHY"),
+        ("Rebooted Nodes", m.rebooted_nodes, "REBOOTED"),
+        ("Shutdown Nodes", m.shutdown_nodes, "SHUTDOWN"),
     ];
     for (label, _, _) in states {
         let _ = write!(out, "<th>{label}</th>");
     }
     out.push_str("</tr><tr>");
-    for (_, key, state) in states {
-        let _ = write!(out, "<td><a href=\"/cluster/nodes?state={state}\">{}</a></td>", num(&m[key]));
+    for (_, count, state) in states {
+        let _ = write!(out, "<td><a href=\"/cluster/nodes?state={state}\">{count}</a></td>");
     }
     out.push_str("</tr></table>");
     let kind = if snap.scheduler_kind == "fair" { "Fair Scheduler" } else { "Capacity Scheduler" };
-    let info = &snap.cluster_info["clusterInfo"];
+    let info = &snap.cluster_info;
     let _ = write!(
         out,
         "<h2>Scheduler Metrics</h2><table class=\"metrics\" id=\"scheduler-metrics\"><tr><th>Scheduler Type</th>\
@@ -147,7 +139,7 @@ fn metrics_tables(snap: &Snapshot) -> String {
          <tr><td>{kind}</td><td>[memory-mb (unit=Mi), vcores]</td><td>&lt;memory:{}, vCores:{}&gt;</td><td>{}</td></tr></table>",
         snap.max_allocation.memory,
         snap.max_allocation.vcores,
-        esc(info["resourceManagerVersion"].as_str().unwrap_or("fairloom")),
+        esc(info.resource_manager_version),
     );
     out
 }
@@ -185,15 +177,15 @@ fn apps_table(apps: &[&AppSnap], hidden: &[ApplicationId]) -> String {
             esc(&a.name),
             esc(&a.app_type),
             esc(&a.queue),
-            num(&i["priority"]),
-            num(&i["startedTime"]),
-            num(&i["finishedTime"]),
+            i.priority,
+            i.started_time,
+            i.finished_time,
             a.state.name(),
             a.final_status,
-            num(&i["runningContainers"]),
-            num(&i["allocatedMB"]),
-            num(&i["allocatedVCores"]),
-            i["progress"].as_f64().unwrap_or(0.0),
+            i.running_containers,
+            i.allocated_mb,
+            i.allocated_vcores,
+            i.progress,
             a.wait.as_ref().map(|w| w.kind).unwrap_or(""),
             id = esc(&a.id),
         );
@@ -276,7 +268,7 @@ async fn app(State(ctx): State<Ctx>, Path(id): Path<String>, reader: Reader) -> 
     // The containers below are read from the loop now, the rest of the page from the last
     // publish: a live app's allocation is summed from the same list, so the two agree.
     let (memory, vcores) = if a.state.is_final() {
-        (num(&i["allocatedMB"]), num(&i["allocatedVCores"]))
+        (i.allocated_mb.to_string(), i.allocated_vcores.to_string())
     } else {
         let (m, v) = containers.iter().fold((0, 0), |(m, v), c| (m + c.resource.memory, v + c.resource.vcores));
         (m.to_string(), v.to_string())
@@ -301,33 +293,33 @@ async fn app(State(ctx): State<Ctx>, Path(id): Path<String>, reader: Reader) -> 
         ("Name", esc(&a.name)),
         ("Application Type", esc(&a.app_type)),
         ("Queue", format!("<a href=\"/cluster/scheduler?queue={0}\">{0}</a>", esc(&a.queue))),
-        ("Application Priority", num(&i["priority"])),
+        ("Application Priority", i.priority.to_string()),
         ("YarnApplicationState", a.state.name().to_string()),
         ("FinalStatus Reported by AM", a.final_status.to_string()),
         ("Started", format!("<time data-ms=\"{}\"></time>", a.started)),
-        ("Elapsed", format!("{} s", i["elapsedTime"].as_i64().unwrap_or(0) / 1000)),
+        ("Elapsed", format!("{} s", i.elapsed_time / 1000)),
         ("Allocated Resources", allocated),
         (
             "Aggregate Resource Allocation",
-            format!("{} MB-seconds, {} vcore-seconds", num(&i["memorySeconds"]), num(&i["vcoreSeconds"])),
+            format!("{} MB-seconds, {} vcore-seconds", i.memory_seconds, i.vcore_seconds),
         ),
-        ("Diagnostics", format!("<span id=\"diagnostics\">{}</span>", esc(i["diagnostics"].as_str().unwrap_or("")))),
+        ("Diagnostics", format!("<span id=\"diagnostics\">{}</span>", esc(&i.diagnostics))),
     ];
     body.push_str("<table id=\"app-overview\">");
     for (k, v) in rows {
         let _ = write!(body, "<tr><th>{k}</th><td>{v}</td></tr>");
     }
     body.push_str("</table><h2>Application Attempts</h2><table id=\"attempts\"><tr><th>Attempt ID</th><th>Started</th><th>State</th><th>Node</th><th>Logs</th><th>Diagnostics</th></tr>");
-    for (_, at) in a.attempts() {
+    for at in a.attempts() {
         let _ = write!(
             body,
             "<tr><td>{}</td><td><time data-ms=\"{}\"></time></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(at["appAttemptId"].as_str().unwrap_or("")),
-            at["startTime"].as_i64().unwrap_or(0),
-            esc(at["appAttemptState"].as_str().unwrap_or("")),
-            esc(at["nodeHttpAddress"].as_str().unwrap_or("")),
-            esc(at["logsLink"].as_str().unwrap_or("")),
-            esc(at["diagnosticsInfo"].as_str().unwrap_or("")),
+            esc(&at.app_attempt_id),
+            at.start_time,
+            esc(at.app_attempt_state),
+            esc(&at.node_http_address),
+            esc(&at.logs_link),
+            esc(&at.diagnostics_info),
         );
     }
     body.push_str("</table><h2>Containers</h2><table id=\"containers\"><tr><th>Container ID</th><th>Node</th><th>Allocated</th><th>Priority</th><th>State</th></tr>");
@@ -388,7 +380,7 @@ async fn scheduler(State(ctx): State<Ctx>, Query(q): Query<HashMap<String, Strin
     let snap = ctx.rm.snapshot();
     let selected = q.get("queue").filter(|q| !q.is_empty()).cloned();
     let fair = snap.scheduler_kind == "fair";
-    let cluster = snap.metrics["clusterMetrics"]["totalMB"].as_i64().unwrap_or(0);
+    let cluster = snap.metrics.total_mb;
     let (steady, share, over) = if fair {
         ("Steady Fair Share", "Instantaneous Fair Share", "Used (over fair share)")
     } else {
