@@ -202,7 +202,7 @@ impl FairScheduler {
         }
         if let Some(q) = self.apps[id].queue {
             self.q_mut(q).app_refs -= 1;
-            self.free_queue_if_unused(q);
+            self.queues.free_if_unused(q);
         }
         let a = &mut self.apps[id];
         a.forgotten = true;
@@ -480,7 +480,7 @@ impl FairScheduler {
         self.apps[app].queue = Some(target);
         self.q_mut(old).app_refs -= 1;
         self.q_mut(target).app_refs += 1;
-        self.free_queue_if_unused(old);
+        self.queues.free_if_unused(old);
         self.charge_path(target, usage, true);
         if now_runnable {
             self.q_mut(target).runnable_apps.push(app);

@@ -52,7 +52,7 @@ impl FairScheduler {
             };
             check(&mut out, || format!("app {} listed in {}", a.name, self.q(q).name), listed, true);
         }
-        for (i, q) in self.queues.iter().enumerate().filter(|(_, q)| !q.removed) {
+        for (i, q) in self.queues.slots().enumerate().filter(|(_, q)| !q.removed) {
             let id = QueueId(i as u32);
             check(&mut out, || format!("queue {} usage", q.name), q.usage, queue_usage[i]);
             check(&mut out, || format!("queue {} runnable apps", q.name), q.runnable_count, queue_runnable[i]);
@@ -79,12 +79,12 @@ impl FairScheduler {
                 refs[q.index()] += 1;
             }
         }
-        for (q, n) in self.queues.iter().zip(refs) {
+        for (q, n) in self.queues.slots().zip(refs) {
             check(&mut out, || format!("queue {} applications naming it", q.name), q.app_refs, n);
         }
-        for &slot in &self.free_queues {
-            let q = &self.queues[slot as usize];
-            check(&mut out, || format!("free queue slot {slot} unused"), q.removed && q.app_refs == 0, true);
+        for slot in self.queues.free_slots() {
+            let q = &self.queues[slot];
+            check(&mut out, || format!("free queue slot {} unused", slot.0), q.removed && q.app_refs == 0, true);
         }
         for (user, state) in &self.users {
             let runnable = user_runnable.get(user.as_str()).copied().unwrap_or(0);
@@ -104,12 +104,12 @@ impl FairScheduler {
                 expected[q.index()].push(k);
             }
         }
-        for q in &self.queues {
+        for q in self.queues.slots() {
             if let (Some(k), Some(p)) = (q.order_key, q.parent) {
                 expected[p.index()].push(k);
             }
         }
-        for (q, mut keys) in self.queues.iter().zip(expected) {
+        for (q, mut keys) in self.queues.slots().zip(expected) {
             keys.sort();
             let held: Vec<_> = q.members.iter().copied().collect();
             check(out, || format!("queue {} ordered members", q.name), held, keys);

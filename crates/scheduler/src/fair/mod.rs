@@ -13,6 +13,7 @@ mod order;
 mod placement;
 pub mod policy;
 pub mod preempt;
+mod queue_tree;
 mod runnable;
 mod scheduler;
 mod starved_queue;

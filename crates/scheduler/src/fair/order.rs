@@ -288,7 +288,7 @@ impl FairScheduler {
                     app.order_key = app.order_key.map(|k| k.with_tie(rank));
                 }
                 let apps = &self.apps;
-                for q in self.queues.iter_mut().filter(|q| q.leaf) {
+                for q in self.queues.slots_mut().filter(|q| q.leaf) {
                     q.members.retie(|id| apps[id as usize].tie_rank);
                 }
             }
@@ -391,7 +391,7 @@ impl FairScheduler {
         for (rank, (_, id)) in names.into_iter().enumerate() {
             self.q_mut(id).order_rank = rank as u32;
         }
-        for q in &mut self.queues {
+        for q in self.queues.slots_mut() {
             q.members = Default::default();
             q.order_key = None;
         }

@@ -22,13 +22,10 @@ pub struct FairScheduler {
     pub(crate) alloc: AllocationFile,
     pub(crate) placement: Vec<RuleConfig>,
     pub(crate) types: usize,
-    /// By slot. A removed queue's slot is free for a new queue once no application names
-    /// it (dynamic queues come and go with their users for the RM's life).
-    pub(crate) queues: IdVec<QueueId, super::state::Queue>,
-    pub(crate) free_queues: std::collections::BTreeSet<u32>,
-    pub(crate) queue_index: HashMap<String, QueueId>,
-    /// Queues created so far: the last creation stamp (`Queue::created`).
-    pub(crate) queues_created: u64,
+    /// The queues: slots, names and creation order (a removed queue's slot is free for a
+    /// new queue once no application names it: dynamic queues come and go with their users
+    /// for the RM's life).
+    pub(crate) queues: super::queue_tree::QueueTree,
     /// Indexed by [`AppId::slot`]; a forgotten application's slot waits in `free_apps`.
     pub(crate) apps: IdVec<AppId, App>,
     pub(crate) free_apps: Vec<u32>,
@@ -84,10 +81,7 @@ impl FairScheduler {
             alloc: AllocationFile::default(),
             placement,
             types,
-            queues: IdVec::new(),
-            free_queues: Default::default(),
-            queue_index: HashMap::new(),
-            queues_created: 0,
+            queues: Default::default(),
             apps: IdVec::new(),
             free_apps: Vec::new(),
             next_app_seq: 0,
@@ -313,7 +307,7 @@ impl FairScheduler {
 impl FairScheduler {
     /// Every queue of the tree, in creation order.
     pub fn queues(&self) -> impl Iterator<Item = (QueueId, &super::state::Queue)> {
-        self.queues.iter().enumerate().filter(|(_, q)| !q.removed).map(|(i, q)| (QueueId(i as u32), q))
+        self.queues.live()
     }
 
     pub fn queue(&self, id: QueueId) -> &super::state::Queue {
@@ -333,7 +327,7 @@ impl FairScheduler {
     /// cluster as it is now.
     fn cluster_changed(&mut self) {
         self.refresh_max_shares();
-        if self.queues.iter().any(|q| !q.removed && q.policy == super::policy::PolicyKind::Drf) {
+        if self.queues.live().any(|(_, q)| q.policy == super::policy::PolicyKind::Drf) {
             self.rebuild_order();
         }
     }
@@ -365,9 +359,6 @@ impl Clone for FairScheduler {
             placement: self.placement.clone(),
             types: self.types,
             queues: self.queues.clone(),
-            free_queues: self.free_queues.clone(),
-            queue_index: self.queue_index.clone(),
-            queues_created: self.queues_created,
             apps: self.apps.clone(),
             free_apps: self.free_apps.clone(),
             next_app_seq: self.next_app_seq,

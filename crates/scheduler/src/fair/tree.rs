@@ -22,7 +22,7 @@ pub fn valid_queue_path(path: &str) -> bool {
 
 impl FairScheduler {
     pub fn queue_id(&self, name: &str) -> Option<QueueId> {
-        self.queue_index.get(name).copied()
+        self.queues.id(name)
     }
 
     pub(crate) fn q(&self, id: QueueId) -> &Queue {
@@ -100,15 +100,10 @@ impl FairScheduler {
         dynamic: bool,
         policy: PolicyKind,
     ) -> QueueId {
-        // A free slot above the parent's, if there is one: a child's id is always above its
-        // parent's (the bottom-up passes walk the ids down).
-        let above = parent.map_or(0, |p| p.0 + 1);
-        let free = self.free_queues.range(above..).next().copied();
-        let id = QueueId(free.unwrap_or(self.queues.len() as u32));
         let settings = self.resolve_settings(name, parent, dynamic);
-        let created = self.next_stamp();
         let queue = Queue {
-            created,
+            // Stamped by the tree.
+            created: 0,
             yarn_children: Vec::new(),
             app_refs: 0,
             name: name.to_string(),
@@ -140,26 +135,10 @@ impl FairScheduler {
             share_signature: Vec::new(),
             demand_sum: Resource::none(),
         };
-        if let Some(slot) = free {
-            self.free_queues.remove(&slot);
-        }
-        crate::cluster::put_in_slot(&mut self.queues, id.0, queue);
+        let id = self.queues.insert(queue);
         let m = self.resolve_max_share(id);
         self.set_max_share(id, m);
-        if let Some(p) = parent {
-            self.q_mut(p).children.push(id);
-            self.q_mut(p).yarn_children.push(id);
-        }
-        self.queue_index.insert(name.to_string(), id);
         id
-    }
-
-    /// The next creation stamp: YARN's queues are kept in creation order (a parent's child
-    /// list, the queue manager's list of leaves), and a file's new queues are created in an
-    /// order of their own (see `stamp_in_yarn_order`).
-    fn next_stamp(&mut self) -> u64 {
-        self.queues_created += 1;
-        self.queues_created
     }
 
     /// The live leaves in the order of YARN's `QueueManager.leafQueues`: the order in which
@@ -173,13 +152,6 @@ impl FairScheduler {
     /// A parent's children in YARN's order (`FSParentQueue.childQueues`, creation order).
     pub(crate) fn children_in_yarn_order(&self, parent: QueueId) -> &[QueueId] {
         &self.q(parent).yarn_children
-    }
-
-    /// Put a parent's children back in creation-stamp order after stamps changed.
-    fn resort_yarn_children(&mut self, parent: QueueId) {
-        let mut children = std::mem::take(&mut self.q_mut(parent).yarn_children);
-        children.sort_by_key(|id| self.q(*id).created);
-        self.q_mut(parent).yarn_children = children;
     }
 
     /// Restamp the queues a file created (or converted), stamped `from` on, in the order
@@ -219,18 +191,7 @@ impl FairScheduler {
                 order.push(id);
             }
         }
-        self.queues_created = from - 1;
-        let mut parents = Vec::new();
-        for id in order {
-            let stamp = self.next_stamp();
-            self.q_mut(id).created = stamp;
-            parents.extend(self.q(id).parent);
-        }
-        parents.sort_unstable();
-        parents.dedup();
-        for p in parents {
-            self.resort_yarn_children(p);
-        }
+        self.queues.restamp(from, &order);
     }
 
     /// YARN's `verifyAndSetPolicyFromConf`, from `id` down: each queue's configured policy,
@@ -261,50 +222,17 @@ impl FairScheduler {
         q.app_count() > 0 || q.children.iter().any(|&c| self.subtree_has_apps(c))
     }
 
-    /// Take a queue and its subtree out of the tree.
-    pub(crate) fn remove_subtree(&mut self, id: QueueId) {
-        let children = std::mem::take(&mut self.q_mut(id).children);
-        for c in children {
-            self.remove_subtree(c);
-        }
-        let name = self.q(id).name.clone();
-        self.queue_index.remove(&name);
-        self.q_mut(id).removed = true;
-        if let Some(p) = self.q(id).parent {
-            self.q_mut(p).children.retain(|&c| c != id);
-            self.q_mut(p).yarn_children.retain(|&c| c != id);
-        }
-        self.free_queue_if_unused(id);
-    }
-
-    /// A removed queue no application names any more gives its slot up.
-    pub(crate) fn free_queue_if_unused(&mut self, id: QueueId) {
-        let q = self.q_mut(id);
-        if q.removed && q.app_refs == 0 {
-            // Nothing of it is read again: its lists go now, its slot at the next new queue.
-            q.members = Default::default();
-            q.runnable_apps = Vec::new();
-            q.non_runnable_apps = Vec::new();
-            q.share_signature = Vec::new();
-            self.free_queues.insert(id.0);
-        }
-    }
-
     fn convert(&mut self, id: QueueId, to_leaf: bool) {
         if to_leaf {
             for c in std::mem::take(&mut self.q_mut(id).children) {
-                self.remove_subtree(c);
+                self.queues.remove_subtree(c);
             }
         }
         let q = self.q_mut(id);
         q.leaf = to_leaf;
         q.pending_conversion = None;
         // YARN replaces the queue with a new one of the other type, created now.
-        let stamp = self.next_stamp();
-        self.q_mut(id).created = stamp;
-        if let Some(p) = self.q(id).parent {
-            self.resort_yarn_children(p);
-        }
+        self.queues.stamp_now(id);
     }
 
     /// Apply conversions deferred by a reload once their queue has emptied, and remove
@@ -332,7 +260,7 @@ impl FairScheduler {
             }
             let empty = if q.leaf { q.app_count() == 0 } else { q.children.is_empty() };
             if empty {
-                self.remove_subtree(id);
+                self.queues.remove_subtree(id);
                 changed = true;
             }
         }
@@ -418,7 +346,7 @@ impl FairScheduler {
             .map(|c| (c.path.clone(), c.queue_type == QueueType::Leaf && !c.reservable))
             .collect();
         let mut failed: Vec<String> = Vec::new();
-        let stamp_before = self.queues_created + 1;
+        let stamp_before = self.queues.next_stamp_value();
         for (path, leaf) in &configured {
             if failed.iter().any(|f| path.starts_with(&format!("{f}."))) {
                 continue;

@@ -167,7 +167,7 @@ impl FairScheduler {
     pub fn clear_caches(&mut self) {
         self.demand_full = true;
         self.shares_stale = true;
-        for q in &mut self.queues {
+        for q in self.queues.slots_mut() {
             q.share_signature.clear();
         }
     }
