@@ -7,7 +7,6 @@ use fairloom_model::{normalize, ApplicationId, Millis, Resource, ANY};
 
 use super::state::{App, AppState, LocalityAsk, RequestEntry, Reservation};
 use super::FairScheduler;
-use crate::cluster::{put_in_slot, take_slot};
 use crate::driver::{check_new_request_keys, Ask, Placement, QueueAcl, SchedulerError};
 use crate::ids::{AppId, ContainerId, NodeId, QueueId};
 
@@ -52,52 +51,50 @@ impl FairScheduler {
     }
 
     fn new_app(&mut self, name: &str, user: &str, unmanaged: bool, now: Millis) -> AppId {
-        let seq = self.next_app_seq;
-        self.next_app_seq += 1;
-        let slot = take_slot(&mut self.free_apps, self.apps.len());
-        let id = AppId { seq, slot };
-        let yarn_id = ApplicationId { cluster_timestamp: self.cluster_timestamp, id: seq + 1 };
         self.counters.apps_submitted += 1;
-        let app = App {
-            id,
-            forgotten: false,
-            name: name.to_string(),
-            yarn_id,
-            id_string: yarn_id.to_string(),
-            user: user.to_string(),
-            queue: None,
-            start_time: now,
-            state: AppState::Accepted,
-            rejection: None,
-            runnable: false,
-            unmanaged_am: unmanaged,
-            am_running: false,
-            am_resource: Resource::none(),
-            requests: Vec::new(),
-            pending: Resource::none(),
-            usage: Resource::none(),
-            demand: Resource::none(),
-            demand_counted: Resource::none(),
-            demand_counted_in: None,
-            demand_dirty: false,
-            fair_share: Resource::none(),
-            live: Default::default(),
-            next_container_seq: 1,
-            next_yarn_number: 1,
-            reserved_nodes: Vec::new(),
-            wait: None,
-            preempted: 0,
-            order_key: None,
-            tie_rank: 0,
-            fairshare_starvation: Resource::none(),
-            minshare_starvation: Resource::none(),
-            last_time_at_fair_share: now,
-            next_starvation_check: 0,
-            marked: 0,
-            marked_resource: Resource::none(),
-            ask_stamps: 0,
-        };
-        put_in_slot(&mut self.apps, slot, app);
+        let cluster_timestamp = self.cluster_timestamp;
+        let id = self.apps.insert(|id| {
+            let yarn_id = ApplicationId { cluster_timestamp, id: id.seq + 1 };
+            App {
+                id,
+                forgotten: false,
+                name: name.to_string(),
+                yarn_id,
+                id_string: yarn_id.to_string(),
+                user: user.to_string(),
+                queue: None,
+                start_time: now,
+                state: AppState::Accepted,
+                rejection: None,
+                runnable: false,
+                unmanaged_am: unmanaged,
+                am_running: false,
+                am_resource: Resource::none(),
+                requests: Vec::new(),
+                pending: Resource::none(),
+                usage: Resource::none(),
+                demand: Resource::none(),
+                demand_counted: Resource::none(),
+                demand_counted_in: None,
+                demand_dirty: false,
+                fair_share: Resource::none(),
+                live: Default::default(),
+                next_container_seq: 1,
+                next_yarn_number: 1,
+                reserved_nodes: Vec::new(),
+                wait: None,
+                preempted: 0,
+                order_key: None,
+                tie_rank: 0,
+                fairshare_starvation: Resource::none(),
+                minshare_starvation: Resource::none(),
+                last_time_at_fair_share: now,
+                next_starvation_check: 0,
+                marked: 0,
+                marked_resource: Resource::none(),
+                ask_stamps: 0,
+            }
+        });
         self.rank_app(id);
         id
     }
@@ -214,7 +211,7 @@ impl FairScheduler {
         a.live = Default::default();
         a.reserved_nodes = Vec::new();
         self.release_requests(id);
-        self.free_apps.push(id.slot);
+        self.apps.free(id);
         Ok(())
     }
 

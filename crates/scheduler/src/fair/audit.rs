@@ -99,7 +99,7 @@ impl FairScheduler {
     /// ranks order them by start time, then id string.
     fn audit_order(&self, out: &mut Vec<Mismatch>) {
         let mut expected = vec![Vec::new(); self.queues.len()];
-        for a in &self.apps {
+        for a in self.apps.iter() {
             if let (Some(k), Some(q)) = (a.order_key, a.queue) {
                 expected[q.index()].push(k);
             }

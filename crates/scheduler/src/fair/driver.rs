@@ -122,7 +122,7 @@ impl Scheduler for FairScheduler {
         let mut out = self.cluster.footprint();
         out.extend([
             ("app_slots", self.apps.len()),
-            ("apps_held", self.apps.len() - self.free_apps.len()),
+            ("apps_held", self.apps.held()),
             ("queue_slots", self.queues.len()),
             ("users", self.users.len()),
             ("tie_ranks", self.tie_ranks.len()),
@@ -170,7 +170,7 @@ impl Scheduler for FairScheduler {
     }
 
     fn app_count(&self) -> usize {
-        self.apps.len() - self.free_apps.len()
+        self.apps.held()
     }
 
     fn app_containers(&self, app: AppId) -> LiveIter<'_> {

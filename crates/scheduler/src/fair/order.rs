@@ -395,7 +395,7 @@ impl FairScheduler {
             q.members = Default::default();
             q.order_key = None;
         }
-        for app in &mut self.apps {
+        for app in self.apps.iter_mut() {
             app.order_key = None;
         }
         self.refresh_all_keys();

@@ -140,7 +140,7 @@ impl FairScheduler {
         if max == 0 {
             return;
         }
-        let next_time = |list: &[AppId], pos: usize| list.get(pos).map_or(i64::MAX, |a| self.apps[a].start_time);
+        let next_time = |list: &[AppId], pos: usize| list.get(pos).map_or(i64::MAX, |&a| self.apps[a].start_time);
         let by_time = |a: &(usize, i64), b: &(usize, i64)| a.1.cmp(&b.1);
         let mut heap = JavaHeap::default();
         for (i, list) in lists.iter().enumerate() {

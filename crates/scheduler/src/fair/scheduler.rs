@@ -6,12 +6,12 @@ use fairloom_config::{generated_policy, AllocationFile, ConfigError, RuleConfig,
 use fairloom_model::Resource;
 
 use super::runnable::UserRunState;
-use super::state::{App, AppState};
+use super::state::AppState;
 use super::tree::ROOT;
 use crate::cluster::hash_order::container_id_hash;
 use crate::cluster::{Cluster, Node};
 use crate::driver::{Counters, SchedulerError};
-use crate::ids::{AppId, ContainerId, IdVec, LocationId, NodeId, PartitionId, QueueId};
+use crate::ids::{AppId, ContainerId, LocationId, NodeId, PartitionId, QueueId};
 use crate::reason::WaitReason;
 
 pub struct FairScheduler {
@@ -26,11 +26,8 @@ pub struct FairScheduler {
     /// new queue once no application names it: dynamic queues come and go with their users
     /// for the RM's life).
     pub(crate) queues: super::queue_tree::QueueTree,
-    /// Indexed by [`AppId::slot`]; a forgotten application's slot waits in `free_apps`.
-    pub(crate) apps: IdVec<AppId, App>,
-    pub(crate) free_apps: Vec<u32>,
-    /// The submission number of the next application.
-    pub(crate) next_app_seq: u32,
+    /// By [`AppId::slot`]; a forgotten application's slot is the next one's.
+    pub(crate) apps: super::app_table::AppTable,
     pub(crate) cluster: Cluster,
     /// Per node: room being freed by preemption there, by the starved app it is for.
     pub(crate) preempted_for: Vec<Vec<(AppId, Resource)>>,
@@ -82,9 +79,7 @@ impl FairScheduler {
             placement,
             types,
             queues: Default::default(),
-            apps: IdVec::new(),
-            free_apps: Vec::new(),
-            next_app_seq: 0,
+            apps: Default::default(),
             cluster: Cluster::default(),
             preempted_for: Vec::new(),
             root_available: Resource::none(),
@@ -360,8 +355,6 @@ impl Clone for FairScheduler {
             types: self.types,
             queues: self.queues.clone(),
             apps: self.apps.clone(),
-            free_apps: self.free_apps.clone(),
-            next_app_seq: self.next_app_seq,
             cluster: self.cluster.clone(),
             preempted_for: self.preempted_for.clone(),
             root_available: self.root_available,

@@ -96,7 +96,7 @@ impl FairScheduler {
             }
         }
         self.demand_full = false;
-        for app in &mut self.apps {
+        for app in self.apps.iter_mut() {
             app.demand_counted_in = None;
             app.demand_counted = Resource::none();
         }
