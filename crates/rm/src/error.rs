@@ -15,6 +15,10 @@ pub enum Kind {
     Yarn(&'static str),
     /// A token that is not one of ours, or of a key no longer good (Hadoop's InvalidToken): 403.
     InvalidToken,
+    /// What Jersey refuses before a resource method runs (a body of the wrong media type,
+    /// 415; one too large, 413), as YARN's GenericExceptionHandler shows a
+    /// WebApplicationException: with its status.
+    Web(u16),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -46,6 +50,12 @@ impl RmError {
     pub fn invalid_token(message: impl Into<String>) -> Self {
         Self { kind: Kind::InvalidToken, message: message.into() }
     }
+    pub fn unsupported_media_type(message: impl Into<String>) -> Self {
+        Self { kind: Kind::Web(415), message: message.into() }
+    }
+    pub fn too_large(message: impl Into<String>) -> Self {
+        Self { kind: Kind::Web(413), message: message.into() }
+    }
 
     pub fn status(&self) -> u16 {
         match self.kind {
@@ -53,6 +63,7 @@ impl RmError {
             Kind::Forbidden | Kind::Unauthenticated | Kind::InvalidToken => 403,
             Kind::NotFound => 404,
             Kind::Internal => 500,
+            Kind::Web(status) => status,
         }
     }
 
@@ -66,7 +77,9 @@ impl RmError {
                 ("AuthorizationException", "org.apache.hadoop.security.authorize.AuthorizationException".to_string())
             }
             Kind::NotFound => ("NotFoundException", "org.apache.hadoop.yarn.webapp.NotFoundException".to_string()),
-            Kind::Internal => ("WebApplicationException", "javax.ws.rs.WebApplicationException".to_string()),
+            Kind::Internal | Kind::Web(_) => {
+                ("WebApplicationException", "javax.ws.rs.WebApplicationException".to_string())
+            }
             Kind::Yarn(name) => (name, format!("org.apache.hadoop.yarn.exceptions.{name}")),
             Kind::InvalidToken => {
                 ("InvalidToken", "org.apache.hadoop.security.token.SecretManager$InvalidToken".to_string())

@@ -50,9 +50,45 @@ pub fn web_router(ctx: Ctx) -> Router {
         .route("/metrics", get(prometheus))
         .merge(super::web::routes())
         .fallback(not_found)
+        .layer(axum::middleware::from_fn(too_large_as_yarn))
         .layer(axum::middleware::from_fn_with_state(ctx.clone(), around_every_call))
         .layer(axum::middleware::from_fn_with_state(ctx.clone(), super::log_refusals))
         .with_state(ctx)
+}
+
+/// The most a REST body may hold (axum's default limit, which every body extractor applies).
+const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
+
+/// A body over [`MAX_BODY_BYTES`] is refused by the extractor before a handler runs, in
+/// plain text: answered instead as every other refusal is, a RemoteException (413).
+async fn too_large_as_yarn(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let response = next.run(req).await;
+    if response.status() == StatusCode::PAYLOAD_TOO_LARGE && response.extensions().get::<super::Refused>().is_none() {
+        return RmError::too_large(format!(
+            "Request Entity Too Large: the body is larger than {MAX_BODY_BYTES} bytes, the most fairloom's REST API reads"
+        ))
+        .into_response();
+    }
+    response
+}
+
+/// A REST write's body type. As YARN's resources declare (`@Consumes`), the body must be
+/// `application/json` (or XML, which fairloom does not read): anything else, or no type, is
+/// refused before the call is looked at (its caller too), with 415.
+fn need_json(headers: &HeaderMap, what: &str) -> Result<(), RmError> {
+    let given =
+        headers.get(axum::http::header::CONTENT_TYPE).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let essence = given.as_deref().map(|t| t.split(';').next().unwrap_or_default().trim().to_ascii_lowercase());
+    match essence.as_deref() {
+        Some("application/json") => Ok(()),
+        Some(xml @ ("application/xml" | "text/xml")) => Err(RmError::unsupported_media_type(format!(
+            "Unsupported Media Type {xml}: not supported, fairloom's REST API reads JSON bodies only (Content-Type: application/json)"
+        ))),
+        _ => Err(RmError::unsupported_media_type(format!(
+            "Unsupported Media Type {}: the {what} body must be Content-Type: application/json",
+            given.as_deref().unwrap_or("(none given)")
+        ))),
+    }
 }
 
 /// Around every call of the web address: time the GETs (REST reads and pages) into the
@@ -282,6 +318,7 @@ async fn kill(
     headers: HeaderMap,
     body: Bytes,
 ) -> R {
+    need_json(&headers, "app state")?;
     let user = need_user(&ctx, &raw, &headers)?;
     let b: StateBody = parse_body(&body, "app state")?;
     if !b.state.eq_ignore_ascii_case("KILLED") {
@@ -312,6 +349,7 @@ async fn move_app(
     headers: HeaderMap,
     body: Bytes,
 ) -> R {
+    need_json(&headers, "app queue")?;
     let user = need_user(&ctx, &raw, &headers)?;
     let b: QueueBody = parse_body(&body, "app queue")?;
     let target = ctx.rm.call(|r| Command::Move(id, b.queue, user, r)).await?;
@@ -335,6 +373,7 @@ async fn set_priority(
     headers: HeaderMap,
     body: Bytes,
 ) -> R {
+    need_json(&headers, "app priority")?;
     let user = need_user(&ctx, &raw, &headers)?;
     let b: PriorityBody = parse_body(&body, "app priority")?;
     let p = ctx.rm.call(|r| Command::Priority(id, b.priority, user, r)).await?;
@@ -518,6 +557,7 @@ async fn new_application(State(ctx): State<Ctx>, RawQuery(raw): RawQuery, header
 }
 
 async fn submit(State(ctx): State<Ctx>, RawQuery(raw): RawQuery, headers: HeaderMap, body: Bytes) -> R {
+    need_json(&headers, "application submission")?;
     let user = need_user(&ctx, &raw, &headers)?;
     let sub: Submission = parse_body(&body, "application submission")?;
     let id = ctx.rm.call(|r| Command::Submit(Box::new(sub), user, r)).await?;
