@@ -8,7 +8,6 @@ use fairloom_model::{normalize, ApplicationId, Millis, Resource};
 use super::state::{CsApp, LocalityAsk};
 use super::CapacityScheduler;
 use crate::cluster::hash_order::container_id_hash;
-use crate::cluster::{put_in_slot, take_slot};
 use crate::driver::{AppState, Ask, Placement, QueueAcl, SchedulerError, SubmitSpec};
 use crate::ids::{AppId, ContainerId, NodeId, PartitionId, QueueId};
 
@@ -24,17 +23,13 @@ pub(crate) fn share_of(calc: &super::calc::Calc, used: &Resource, partition: &Re
 
 impl CapacityScheduler {
     fn new_app(&mut self, spec: &SubmitSpec<'_>, now: Millis) -> AppId {
-        let seq = self.next_app_seq;
-        self.next_app_seq += 1;
-        let slot = take_slot(&mut self.free_apps, self.apps.len());
-        let id = AppId { seq, slot };
         let nparts = self.nparts();
         self.counters.apps_submitted += 1;
-        let app = CsApp {
+        self.apps.insert(|id| CsApp {
             id,
             forgotten: false,
             name: spec.name.to_string(),
-            yarn_id: ApplicationId { cluster_timestamp: self.cluster_timestamp, id: seq + 1 },
+            yarn_id: ApplicationId { cluster_timestamp: self.cluster_timestamp, id: id.seq + 1 },
             user: spec.user.to_string(),
             queue: None,
             user_slot: 0,
@@ -66,9 +61,7 @@ impl CapacityScheduler {
             marked: 0,
             wait: None,
             wait_seq: 0,
-        };
-        put_in_slot(&mut self.apps, slot, app);
-        id
+        })
     }
 
     /// Drop every ask of `app`, letting go of the names its entries hold.
@@ -100,7 +93,7 @@ impl CapacityScheduler {
         a.reservations = Vec::new();
         a.reservation_peaks = Vec::new();
         self.release_requests(id);
-        self.free_apps.push(id.slot);
+        self.apps.free(id);
         Ok(())
     }
 

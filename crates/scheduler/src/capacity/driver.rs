@@ -165,7 +165,7 @@ impl Scheduler for CapacityScheduler {
         let mut out = self.cluster.footprint();
         out.extend([
             ("app_slots", self.apps.len()),
-            ("apps_held", self.apps.len() - self.free_apps.len()),
+            ("apps_held", self.apps.held()),
             ("queue_slots", self.queues.len()),
             ("user_slots", self.queues.iter().map(|q| q.users.slots()).sum()),
             ("preemption_candidates", self.monitor.candidate_count()),
@@ -209,7 +209,7 @@ impl Scheduler for CapacityScheduler {
     }
 
     fn app_count(&self) -> usize {
-        self.apps.len() - self.free_apps.len()
+        self.apps.held()
     }
 
     fn app_containers(&self, app: AppId) -> LiveIter<'_> {

@@ -88,11 +88,8 @@ pub struct CapacityScheduler {
     pub(crate) cluster: Cluster,
     pub(crate) queues: IdVec<QueueId, CsQueue>,
     pub(crate) queue_index: HashMap<String, QueueId>,
-    /// Indexed by [`AppId::slot`]; a forgotten application's slot waits in `free_apps`.
-    pub(crate) apps: IdVec<AppId, CsApp>,
-    pub(crate) free_apps: Vec<u32>,
-    /// The submission number of the next application.
-    pub(crate) next_app_seq: u32,
+    /// By [`AppId::slot`]; a forgotten application's slot is the next one's.
+    pub(crate) apps: crate::cluster::app_table::AppTable<CsApp>,
     pub(crate) max_app_priority: i32,
     pub(crate) acl_enabled: bool,
     pub(crate) groups: BTreeMap<String, Vec<String>>,
@@ -118,8 +115,6 @@ impl Clone for CapacityScheduler {
             queues: self.queues.clone(),
             queue_index: self.queue_index.clone(),
             apps: self.apps.clone(),
-            free_apps: self.free_apps.clone(),
-            next_app_seq: self.next_app_seq,
             max_app_priority: self.max_app_priority,
             acl_enabled: self.acl_enabled,
             groups: self.groups.clone(),
@@ -161,9 +156,7 @@ impl CapacityScheduler {
             cluster,
             queues: IdVec::new(),
             queue_index: HashMap::new(),
-            apps: IdVec::new(),
-            free_apps: Vec::new(),
-            next_app_seq: 0,
+            apps: Default::default(),
             max_app_priority,
             acl_enabled,
             groups: BTreeMap::new(),

@@ -466,6 +466,12 @@ pub struct CsApp {
     pub wait_seq: u64,
 }
 
+impl crate::cluster::app_table::AppRecord for CsApp {
+    fn forgotten(&self) -> bool {
+        self.forgotten
+    }
+}
+
 impl CsApp {
     pub fn is_alive(&self) -> bool {
         matches!(self.state, AppState::Accepted | AppState::Running)

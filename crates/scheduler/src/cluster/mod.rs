@@ -2,6 +2,7 @@
 //! interned host and rack names. A scheduler owns one [`Cluster`] and keeps its own queues
 //! and applications beside it; the cluster never decides anything.
 
+pub(crate) mod app_table;
 pub mod hash_order;
 pub mod ids;
 pub mod live;

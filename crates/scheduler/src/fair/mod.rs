@@ -2,7 +2,6 @@
 //! the fair, drf and fifo policies, placement rules, maxRunningApps and maxAMShare, delay
 //! scheduling, reservations and starvation-driven preemption.
 
-mod app_table;
 mod apps;
 mod ask_order;
 mod assign;

@@ -6,7 +6,7 @@ use fairloom_config::{generated_policy, AllocationFile, ConfigError, RuleConfig,
 use fairloom_model::Resource;
 
 use super::runnable::UserRunState;
-use super::state::AppState;
+use super::state::{App, AppState};
 use super::tree::ROOT;
 use crate::cluster::hash_order::container_id_hash;
 use crate::cluster::{Cluster, Node};
@@ -27,7 +27,7 @@ pub struct FairScheduler {
     /// for the RM's life).
     pub(crate) queues: super::queue_tree::QueueTree,
     /// By [`AppId::slot`]; a forgotten application's slot is the next one's.
-    pub(crate) apps: super::app_table::AppTable,
+    pub(crate) apps: crate::cluster::app_table::AppTable<App>,
     pub(crate) cluster: Cluster,
     /// Per node: room being freed by preemption there, by the starved app it is for.
     pub(crate) preempted_for: Vec<Vec<(AppId, Resource)>>,

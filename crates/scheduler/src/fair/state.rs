@@ -249,6 +249,12 @@ pub struct App {
     pub ask_stamps: u32,
 }
 
+impl crate::cluster::app_table::AppRecord for App {
+    fn forgotten(&self) -> bool {
+        self.forgotten
+    }
+}
+
 impl App {
     pub fn is_alive(&self) -> bool {
         matches!(self.state, AppState::Accepted | AppState::Running)

@@ -1,6 +1,6 @@
-//! The Fair Scheduler's applications as an owned part: their slots and submission numbers.
-//! A slot is added or given back only here, which keeps what the rest of the scheduler
-//! relies on:
+//! A scheduler's applications as an owned part (both schedulers keep theirs in one): their
+//! slots and submission numbers. A slot is added or given back only here, which keeps what
+//! the rest of the scheduler relies on:
 //!
 //! - an application's id names its slot and its submission number, and submission numbers
 //!   only grow (YARN's application ids count up);
@@ -11,18 +11,29 @@
 
 use std::ops::{Deref, Index, IndexMut};
 
-use super::state::App;
 use crate::ids::{AppId, IdVec};
 
-#[derive(Debug, Clone, Default)]
-pub(crate) struct AppTable {
+/// An application record a table holds.
+pub(crate) trait AppRecord {
+    /// Forgotten by its scheduler: its slot may be the next application's.
+    fn forgotten(&self) -> bool;
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct AppTable<App> {
     slots: IdVec<AppId, App>,
     free: Vec<u32>,
     /// The submission number of the next application.
     next_seq: u32,
 }
 
-impl AppTable {
+impl<App> Default for AppTable<App> {
+    fn default() -> Self {
+        Self { slots: IdVec::new(), free: Vec::new(), next_seq: 0 }
+    }
+}
+
+impl<App: AppRecord> AppTable<App> {
     /// Add the application `make` builds for its new id (the next submission number, a
     /// forgotten application's slot or a new one).
     pub(crate) fn insert(&mut self, make: impl FnOnce(AppId) -> App) -> AppId {
@@ -36,7 +47,7 @@ impl AppTable {
 
     /// Give a forgotten application's slot back for the next one.
     pub(crate) fn free(&mut self, id: AppId) {
-        debug_assert!(self.slots[id].forgotten, "only a forgotten application's slot is freed");
+        debug_assert!(self.slots[id].forgotten(), "only a forgotten application's slot is freed");
         self.free.push(id.slot);
     }
 
@@ -51,7 +62,7 @@ impl AppTable {
 }
 
 /// Read access to every slot (forgotten ones included), by slot order.
-impl Deref for AppTable {
+impl<App> Deref for AppTable<App> {
     type Target = IdVec<AppId, App>;
 
     fn deref(&self) -> &Self::Target {
@@ -59,7 +70,7 @@ impl Deref for AppTable {
     }
 }
 
-impl Index<AppId> for AppTable {
+impl<App> Index<AppId> for AppTable<App> {
     type Output = App;
 
     #[inline]
@@ -68,14 +79,14 @@ impl Index<AppId> for AppTable {
     }
 }
 
-impl IndexMut<AppId> for AppTable {
+impl<App> IndexMut<AppId> for AppTable<App> {
     #[inline]
     fn index_mut(&mut self, id: AppId) -> &mut App {
         &mut self.slots[id]
     }
 }
 
-impl Index<usize> for AppTable {
+impl<App> Index<usize> for AppTable<App> {
     type Output = App;
 
     #[inline]
@@ -84,9 +95,27 @@ impl Index<usize> for AppTable {
     }
 }
 
-impl IndexMut<usize> for AppTable {
+impl<App> IndexMut<usize> for AppTable<App> {
     #[inline]
     fn index_mut(&mut self, slot: usize) -> &mut App {
         &mut self.slots[slot]
+    }
+}
+
+impl<'a, App> IntoIterator for &'a AppTable<App> {
+    type Item = &'a App;
+    type IntoIter = std::slice::Iter<'a, App>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.slots.iter()
+    }
+}
+
+impl<'a, App> IntoIterator for &'a mut AppTable<App> {
+    type Item = &'a mut App;
+    type IntoIter = std::slice::IterMut<'a, App>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.slots.iter_mut()
     }
 }
