@@ -177,7 +177,7 @@ fn fair_queue(core: &Core, f: &FairScheduler, id: QueueId) -> FairQueueInfo {
         max_apps: q.settings.max_running_apps,
         min_resources: resource(q.settings.min_share),
         max_resources: resource(max),
-        used_resources: resource(q.usage),
+        used_resources: resource(q.usage.get()),
         am_used_resources: resource(q.am_usage),
         am_max_resources: resource(if q.leaf { f.am_limit(id) } else { Resource::none() }),
         demand_resources: resource(q.demand),

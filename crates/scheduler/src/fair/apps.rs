@@ -72,7 +72,7 @@ impl FairScheduler {
                 am_resource: Resource::none(),
                 requests: Vec::new(),
                 pending: Resource::none(),
-                usage: Resource::none(),
+                usage: Default::default(),
                 demand: Resource::none(),
                 demand_counted: Resource::none(),
                 demand_counted_in: None,
@@ -357,11 +357,9 @@ impl FairScheduler {
         self.unmark(container);
         let c = self.cluster.end_container(container, exit_status);
         let (app, resource) = (c.app, c.resource);
-        let a = &mut self.apps[app];
-        a.usage.sub_assign(resource);
-        a.live.note_ended(&self.cluster.container_gen);
-        if let Some(q) = self.apps[app].queue {
-            self.charge_path(q, resource, false);
+        self.apps[app].live.note_ended(&self.cluster.container_gen);
+        self.charge(app, resource, false);
+        if self.apps[app].queue.is_some() {
             self.refresh_app(app);
         }
         self.touch_demand(app);
@@ -434,7 +432,7 @@ impl FairScheduler {
             return Ok(target);
         }
         let was_runnable = self.apps[app].runnable;
-        let usage = self.apps[app].usage;
+        let usage = self.apps[app].usage.get();
         if was_runnable {
             let old_path: Vec<QueueId> = self.path_to_root(old).collect();
             for q in self.path_to_root(target).take_while(|q| !old_path.contains(q)) {
@@ -445,7 +443,7 @@ impl FairScheduler {
                         queue.name
                     )));
                 }
-                if !queue.usage.saturating_add(usage).fits_in(&self.max_share(q)) {
+                if !queue.usage.get().saturating_add(usage).fits_in(&self.max_share(q)) {
                     return Err(SchedulerError::MoveRefused(format!(
                         "moving to {target_name} would violate maxResources of {}",
                         queue.name

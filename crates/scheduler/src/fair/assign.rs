@@ -142,14 +142,14 @@ impl FairScheduler {
     #[inline]
     pub(crate) fn walk_usage(&self, id: QueueId) -> Resource {
         if self.walk.usage == UsageMode::Incremental {
-            return self.q(id).usage;
+            return self.q(id).usage.get();
         }
         let q = self.q(id);
         if q.leaf {
             q.runnable_apps
                 .iter()
                 .chain(&q.non_runnable_apps)
-                .fold(Resource::none(), |acc, &a| acc.saturating_add(self.apps[a].usage))
+                .fold(Resource::none(), |acc, &a| acc.saturating_add(self.apps[a].usage.get()))
         } else {
             q.children.iter().fold(Resource::none(), |acc, &c| acc.saturating_add(self.walk_usage(c)))
         }
@@ -170,7 +170,7 @@ impl FairScheduler {
     pub(crate) fn app_view(&self, id: AppId) -> SchedView<'_> {
         let a = &self.apps[id];
         SchedView {
-            usage: a.usage,
+            usage: a.usage.get(),
             demand: a.demand,
             min_share: Resource::none(),
             weight: self.app_weight(id),

@@ -23,7 +23,7 @@ impl FairScheduler {
         let mut queue_runnable = vec![0u32; self.queues.len()];
         for (i, a) in self.apps.iter().enumerate().filter(|(_, a)| !a.forgotten) {
             let id = a.id;
-            check(&mut out, || format!("app {} usage", a.name), a.usage, app_usage[i]);
+            check(&mut out, || format!("app {} usage", a.name), a.usage.get(), app_usage[i]);
             check(&mut out, || format!("app {} live containers", a.name), a.live.len(), app_count[i]);
             let listed = self.app_containers(id).filter(|c| self.cluster.containers[c].app == id).count();
             check(&mut out, || format!("app {} container list", a.name), listed, app_count[i]);
@@ -37,7 +37,7 @@ impl FairScheduler {
             }
             let Some(q) = a.queue else { continue };
             for p in self.path_to_root(q) {
-                queue_usage[p.index()].add_assign(a.usage);
+                queue_usage[p.index()].add_assign(a.usage.get());
                 if a.runnable {
                     queue_runnable[p.index()] += 1;
                 }
@@ -54,7 +54,7 @@ impl FairScheduler {
         }
         for (i, q) in self.queues.slots().enumerate().filter(|(_, q)| !q.removed) {
             let id = QueueId(i as u32);
-            check(&mut out, || format!("queue {} usage", q.name), q.usage, queue_usage[i]);
+            check(&mut out, || format!("queue {} usage", q.name), q.usage.get(), queue_usage[i]);
             check(&mut out, || format!("queue {} runnable apps", q.name), q.runnable_count, queue_runnable[i]);
             if q.leaf {
                 let expected = queue_am[i].saturating_add(q.am_drift);

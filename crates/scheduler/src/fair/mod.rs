@@ -6,6 +6,7 @@ mod apps;
 mod ask_order;
 mod assign;
 mod audit;
+mod charge;
 mod driver;
 pub mod fair_share;
 pub mod members;
@@ -22,6 +23,7 @@ mod ties;
 mod tree;
 mod update;
 
+pub use charge::Usage;
 pub use placement::clean_name;
 pub use scheduler::FairScheduler;
 pub use state::{App, AppState, Queue, QueueSettings};

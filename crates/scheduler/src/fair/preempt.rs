@@ -273,7 +273,7 @@ impl FairScheduler {
         }
         // Min-share starvation of the leaf, less what its apps' fair-share starvation covers.
         let q = self.q(leaf);
-        let deficit = settings.min_share.componentwise_min(q.demand).sub_non_negative(q.usage);
+        let deficit = settings.min_share.componentwise_min(q.demand).sub_non_negative(q.usage.get());
         if deficit.is_none() {
             self.q_mut(leaf).last_time_at_min_share = now;
         }
@@ -287,7 +287,7 @@ impl FairScheduler {
                 continue;
             }
             let app = &self.apps[a];
-            let mut share = app.demand.saturating_sub(app.usage).sub_non_negative(app.fairshare_starvation);
+            let mut share = app.demand.saturating_sub(app.usage.get()).sub_non_negative(app.fairshare_starvation);
             // YARN's quirk, kept: an app wanting more than the remaining deficit is credited
             // its want less the deficit (YARN's FSLeafQueue.updateStarvedAppsMinshare).
             if calc.compare(&self.cluster.total, &share, &pending, self.types).is_gt() {
@@ -312,7 +312,7 @@ impl FairScheduler {
         let threshold = app.fair_share.multiply_truncate(s.fair_share_preemption_threshold as f64);
         let fair_demand = threshold.componentwise_min(app.demand);
         let below = calc.below_share(&self.cluster.total, &app.usage, &fair_demand, self.types);
-        let usage = app.usage;
+        let usage = app.usage.get();
         let app = &mut self.apps[a];
         if !below {
             app.last_time_at_fair_share = now;
@@ -473,7 +473,7 @@ impl FairScheduler {
             app,
             name: a.name.clone(),
             queue: self.q(queue).name.clone(),
-            usage: a.usage,
+            usage: a.usage.get(),
             fair_share: a.fair_share,
             demand: a.demand,
             threshold: s.fair_share_preemption_threshold,

@@ -188,7 +188,7 @@ impl FairScheduler {
 
     /// YARN's `updateRootQueueMetrics`: available = cluster − allocated, as of now.
     pub(crate) fn refresh_root_metrics(&mut self) {
-        self.root_available = self.cluster.total.saturating_sub(self.q(ROOT).usage);
+        self.root_available = self.cluster.total.saturating_sub(self.q(ROOT).usage.get());
     }
 
     pub(crate) fn new_container(
@@ -207,11 +207,10 @@ impl FairScheduler {
             self.cluster.add_container(app, node, resource, priority, is_am, seq, PartitionId::DEFAULT, yarn_hash);
         let a = &mut self.apps[app];
         a.next_container_seq += 1;
-        a.usage.add_assign(resource);
         a.live.push(id, generation);
-        let queue = a.queue.expect("an alive app has a queue");
+        debug_assert!(a.queue.is_some(), "an alive app has a queue");
         self.preemption_fulfilled(node, app, resource);
-        self.charge_path(queue, resource, true);
+        self.charge(app, resource, true);
         self.refresh_app(app);
         self.touch_demand(app);
         id
@@ -324,22 +323,6 @@ impl FairScheduler {
         self.refresh_max_shares();
         if self.queues.live().any(|(_, q)| q.policy == super::policy::PolicyKind::Drf) {
             self.rebuild_order();
-        }
-    }
-}
-
-impl FairScheduler {
-    /// Add (or take) `r` to the usage of `leaf` and every ancestor.
-    pub(crate) fn charge_path(&mut self, leaf: QueueId, r: Resource, add: bool) {
-        let mut q = Some(leaf);
-        while let Some(id) = q {
-            let queue = &mut self.queues[id];
-            if add {
-                queue.usage.add_assign(r);
-            } else {
-                queue.usage.sub_assign(r);
-            }
-            q = queue.parent;
         }
     }
 }

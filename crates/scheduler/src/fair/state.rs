@@ -55,7 +55,8 @@ pub struct Queue {
     pub members: super::members::Members,
     /// This queue's key in its parent's `members`, while it is one.
     pub order_key: Option<OrderKey>,
-    pub usage: Resource,
+    /// Changed only by `charge` (see [`super::charge`]).
+    pub usage: super::charge::Usage,
     pub demand: Resource,
     pub parent: Option<QueueId>,
     /// Rank of the name among all queue names (the tie-break).
@@ -196,7 +197,8 @@ pub struct App {
     pub forgotten: bool,
     /// This app's key in its leaf's `members`, while it is one.
     pub order_key: Option<OrderKey>,
-    pub usage: Resource,
+    /// Changed only by `charge` (see [`super::charge`]).
+    pub usage: super::charge::Usage,
     /// Usage plus pending at the last update (YARN caches demand between updates).
     pub demand: Resource,
     /// Outstanding asks at `*`: Σ count × capability (kept incrementally).
@@ -267,7 +269,7 @@ impl App {
 
     /// YARN's `getPendingDemand() = demand − usage`, non-zero in any component.
     pub fn has_pending_demand(&self) -> bool {
-        !self.demand.saturating_sub(self.usage).is_none()
+        !self.demand.saturating_sub(self.usage.get()).is_none()
     }
 
     /// The entry at `priority`: `requests` is kept sorted by priority, one entry each

@@ -119,7 +119,7 @@ impl FairScheduler {
             runnable_apps: Vec::new(),
             non_runnable_apps: Vec::new(),
             runnable_count: 0,
-            usage: Resource::none(),
+            usage: Default::default(),
             demand: Resource::none(),
             am_usage: Resource::none(),
             am_drift: Resource::none(),
