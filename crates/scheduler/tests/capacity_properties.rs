@@ -178,8 +178,10 @@ fn run(c: usize, sorted: bool, events: &[Event]) -> Result<Vec<Decision>, TestCa
             }
             Event::Heartbeat(n) => {
                 if let Some(id) = pick(&nodes, n).and_then(|name| s.cluster().node_id(name)) {
-                    let before: Vec<(String, Vec<Resource>)> =
-                        s.queues().map(|(_, q)| (q.name.clone(), q.parts.iter().map(|p| p.used).collect())).collect();
+                    let before: Vec<(String, Vec<Resource>)> = s
+                        .queues()
+                        .map(|(_, q)| (q.name.clone(), q.parts.iter().map(|p| p.used.get()).collect()))
+                        .collect();
                     let mut d = Vec::new();
                     s.node_heartbeat_into(id, &[], now, &mut d);
                     // A new allocation never takes a queue past its maximum (a reservation

@@ -207,7 +207,7 @@ fn capacity_root(core: &Core, c: &CapacityScheduler) -> CapacitySchedulerInfo {
     CapacitySchedulerInfo {
         kind: "capacityScheduler",
         capacity: 100.0,
-        used_capacity: used_percent(p.used, cluster),
+        used_capacity: used_percent(p.used.get(), cluster),
         max_capacity: 100.0,
         queue_name: "root",
         queue_path: "root",
@@ -250,7 +250,7 @@ fn capacity_queue(core: &Core, c: &CapacityScheduler, id: QueueId) -> CapacityQu
     let p = q.part(PartitionId::DEFAULT);
     let cluster = core.sched.cluster().total;
     let short = q.name.rsplit('.').next().unwrap_or(&q.name).to_string();
-    let abs_used = used_percent(p.used, cluster);
+    let abs_used = used_percent(p.used.get(), cluster);
     let used_capacity = if p.abs_capacity > 0.0 { abs_used / p.abs_capacity as f64 } else { 0.0 };
     let live: usize = q.active.iter().chain(q.waiting.iter()).map(|&a| core.sched.app(a).live_containers).sum();
     let leaf = q.leaf.then(|| CapacityLeafInfo {
@@ -278,7 +278,7 @@ fn capacity_queue(core: &Core, c: &CapacityScheduler, id: QueueId) -> CapacityQu
         num_applications: q.active.len() + q.waiting.len(),
         is_absolute_resource: p.min_absolute.is_some(),
         state: format!("{:?}", q.settings.state).to_uppercase(),
-        resources_used: resource(p.used),
+        resources_used: resource(p.used.get()),
         node_labels: ["*"],
         allocated_containers: live,
         reserved_containers: 0,

@@ -46,10 +46,10 @@ impl CapacityScheduler {
             default_label: PartitionId::DEFAULT,
             requests: Vec::new(),
             pending: vec![Resource::none(); nparts],
-            used: vec![Resource::none(); nparts],
+            used: vec![Default::default(); nparts],
             used_drift: vec![Resource::none(); nparts],
             reserved: vec![Resource::none(); nparts],
-            usage: Resource::none(),
+            usage: Default::default(),
             live: Default::default(),
             next_container_seq: 1,
             reservations: Vec::new(),
@@ -270,65 +270,6 @@ impl CapacityScheduler {
         max
     }
 
-    /// Charge (or release) `r` in partition `p` to the app's leaf path and user; `reserved`
-    /// also moves the queues' reserved resource.
-    pub(crate) fn charge(&mut self, app: AppId, p: PartitionId, r: Resource, add: bool, reserved: bool) {
-        let leaf = self.apps[app].queue.expect("a charged application has a queue");
-        let mut q = Some(leaf);
-        while let Some(id) = q {
-            let part = &mut self.queues[id].parts[p.index()];
-            if add {
-                part.used.add_assign(r);
-                if reserved {
-                    part.reserved.add_assign(r);
-                }
-            } else {
-                part.used.sub_assign(r);
-                if reserved {
-                    part.reserved.sub_assign(r);
-                }
-            }
-            q = self.queues[id].parent;
-        }
-        self.users_changed(leaf);
-        let total = self.cluster.partitions[p.index()].total;
-        let calc = self.calc;
-        let queue = &mut self.queues[leaf];
-        let u = queue.users.at_mut(self.apps[app].user_slot);
-        if add {
-            u.used[p.index()].add_assign(r);
-        } else {
-            u.used[p.index()].sub_assign(r);
-        }
-        let ratio = share_of(&calc, &u.used[p.index()], &total);
-        let part = &mut queue.parts[p.index()];
-        part.forget_user_limit();
-        part.usage_ratio += ratio - u.ratio[p.index()];
-        u.ratio[p.index()] = ratio;
-        if u.is_active() {
-            if add {
-                part.active_used.add_assign(r);
-            } else {
-                part.active_used.sub_assign(r);
-            }
-        }
-        self.refresh_path(leaf, p);
-        if p == PartitionId::DEFAULT {
-            for other in (1..self.nparts()).map(|i| PartitionId(i as u32)) {
-                // Which children hold a reservation is read from the default partition in
-                // every partition's order.
-                if reserved {
-                    self.refresh_path(leaf, other);
-                }
-                // Continue-looking reads the user's default-partition usage and the app's
-                // default-partition reservation in every partition's user check.
-                if self.conf.reservations_continue_looking {
-                    self.release_hold(leaf, other);
-                }
-            }
-        }
-    }
-
     /// A new running container for `app` on `node`: the app's next number, or `seq` (the
     /// number its reservation took: YARN allocates a fulfilled reservation under its id).
     #[allow(clippy::too_many_arguments)]
@@ -350,9 +291,8 @@ impl CapacityScheduler {
         let yarn_hash = container_id_hash(a.yarn_id, 1, u64::from(seq));
         let (id, generation) = self.cluster.add_container(app, node, resource, priority, is_am, seq, label, yarn_hash);
         let p = self.cluster.node(node).partition;
+        self.charge_app(app, p, resource, true);
         let a = &mut self.apps[app];
-        a.usage.add_assign(resource);
-        a.used[p.index()].add_assign(resource);
         a.live.push(id, generation);
         if is_am {
             a.am_running = true;
@@ -368,10 +308,8 @@ impl CapacityScheduler {
     /// have negative components); its queues and user are not charged.
     pub(crate) fn charge_beyond_container(&mut self, app: AppId, node: NodeId, d: Resource) {
         let p = self.cluster.node(node).partition;
-        let a = &mut self.apps[app];
-        a.usage.add_assign(d);
-        a.used[p.index()].add_assign(d);
-        a.used_drift[p.index()].add_assign(d);
+        self.charge_app(app, p, d, true);
+        self.apps[app].used_drift[p.index()].add_assign(d);
     }
 
     /// By partition: what `app`'s containers and reservations hold, as its queues count it.
@@ -406,9 +344,8 @@ impl CapacityScheduler {
         let c = self.cluster.end_container(container, exit_status);
         let (app, node, resource) = (c.app, c.node, c.resource);
         let p = self.cluster.node(node).partition;
+        self.charge_app(app, p, resource, false);
         let a = &mut self.apps[app];
-        a.usage.sub_assign(resource);
-        a.used[p.index()].sub_assign(resource);
         a.live.note_ended(&self.cluster.container_gen);
         if a.queue.is_some() && a.is_alive() {
             self.charge(app, p, resource, false, false);
@@ -431,13 +368,8 @@ impl CapacityScheduler {
         let leaf = self.apps[app].queue.expect("an alive application has a queue");
         self.detach(app, leaf);
         self.release_requests(app);
+        self.discharge_drift(app);
         let a = &mut self.apps[app];
-        // What it was charged beyond its containers goes with its attempt.
-        for (used, drift) in a.used.iter_mut().zip(&mut a.used_drift) {
-            used.sub_assign(*drift);
-            a.usage.sub_assign(*drift);
-            *drift = Resource::none();
-        }
         a.state = AppState::Finished;
         for r in a.pending.iter_mut() {
             *r = Resource::none();

@@ -208,7 +208,7 @@ impl CapacityScheduler {
                 return Err(current);
             }
         }
-        Ok(current.saturating_sub(part.used))
+        Ok(current.saturating_sub(part.used.get()))
     }
 
     /// Whether the walk follows the kept orders (else it sorts at each visit, as YARN does).

@@ -112,9 +112,14 @@ impl CapacityScheduler {
             for (used, drift) in app_used[i].iter_mut().zip(&a.used_drift) {
                 used.add_assign(*drift);
             }
-            check(&mut out, || format!("app {} used", a.name), &a.used, &app_used[i]);
+            check(
+                &mut out,
+                || format!("app {} used", a.name),
+                a.used.iter().map(|u| u.get()).collect::<Vec<_>>(),
+                app_used[i].clone(),
+            );
             let total = app_used[i].iter().fold(Resource::none(), |acc, r| acc.saturating_add(*r));
-            check(&mut out, || format!("app {} usage", a.name), a.usage, total);
+            check(&mut out, || format!("app {} usage", a.name), a.usage.get(), total);
             check(&mut out, || format!("app {} live containers", a.name), a.live.len(), app_count[i]);
             // Only an alive application that asks for something makes its user active.
             let may_be_active = a.is_alive() && a.queue.is_some() && a.has_pending();
@@ -160,7 +165,7 @@ impl CapacityScheduler {
             for (p, part) in q.parts.iter().enumerate() {
                 let f = &fresh.parts[i][p];
                 let label = &self.cluster.partitions[p].name;
-                check(&mut out, || format!("queue {} used [{label}]", q.name), part.used, f.used);
+                check(&mut out, || format!("queue {} used [{label}]", q.name), part.used.get(), f.used);
                 check(&mut out, || format!("queue {} reserved [{label}]", q.name), part.reserved, f.reserved);
                 check(&mut out, || format!("queue {} pending [{label}]", q.name), part.pending, f.pending);
                 check(&mut out, || format!("queue {} AM used [{label}]", q.name), part.am_used, f.am_used);

@@ -9,6 +9,7 @@ mod asks;
 mod assign;
 mod audit;
 pub mod calc;
+mod charge;
 mod driver;
 mod order;
 pub mod preempt;
@@ -33,6 +34,7 @@ use crate::phases::{PhaseClock, PhaseTimes};
 use calc::Calc;
 use state::{CsApp, CsQueue};
 
+pub use charge::Usage;
 pub use preempt::{PreemptionReport, QueueRound};
 
 /// `yarn.cluster.max-application-priority`.

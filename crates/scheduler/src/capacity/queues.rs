@@ -464,10 +464,10 @@ impl CapacityScheduler {
         let capped = self.calc.min(&self.cluster.total, parent_limit, pp.maximum);
         // YARN's Resources.subtract does not stop at zero: a parent over its limit (an
         // over-committed cluster, a lowered maximum) hands its child less than the child uses.
-        let child_used = self.queues[child].parts[p.index()].used;
+        let child_used = self.queues[child].parts[p.index()].used.get();
         let mut limit = capped;
         for i in 0..self.props.resource_types.len() {
-            limit.set(i, capped.get(i) - blocked.get(i) - pp.used.get(i) + child_used.get(i));
+            limit.set(i, capped.get(i) - blocked.get(i) - pp.used.get().get(i) + child_used.get(i));
         }
         self.calc.round_down(&limit, &self.props.minimum_allocation)
     }
@@ -497,7 +497,7 @@ impl CapacityScheduler {
         for (i, q) in self.queues.iter_mut().enumerate() {
             for (p, part) in q.parts.iter_mut().enumerate() {
                 let f = &fresh.parts[i][p];
-                part.used = f.used;
+                super::charge::set_rebuilt(&mut part.used, f.used);
                 part.reserved = f.reserved;
                 part.pending = f.pending;
                 part.am_used = f.am_used;

@@ -30,8 +30,9 @@ pub struct QueuePart {
     /// (YARN's effective minimum and maximum resource).
     pub guaranteed: Resource,
     pub maximum: Resource,
-    /// Containers and reservations of the subtree in this partition.
-    pub used: Resource,
+    /// Containers and reservations of the subtree in this partition (changed only by
+    /// `charge`, see [`super::charge`]).
+    pub used: super::charge::Usage,
     /// Reservations of the subtree (what YARN's QueueMetrics count, which the walk reads).
     pub reserved: Resource,
     /// How far YARN's other count of reservations, the queue's `ResourceUsage` (which the
@@ -432,8 +433,8 @@ pub struct CsApp {
     pub requests: Vec<CsRequest>,
     /// By partition: outstanding `*` asks.
     pub pending: Vec<Resource>,
-    /// By partition: live containers.
-    pub used: Vec<Resource>,
+    /// By partition: live containers (changed only by `charge`).
+    pub used: Vec<super::charge::Usage>,
     /// By partition: what the application was charged beyond its live containers: a
     /// reservation served at another size charges the application the ask's size while the
     /// container, the node, the queues and the user hold the reserved one (YARN's commit
@@ -442,8 +443,8 @@ pub struct CsApp {
     pub used_drift: Vec<Resource>,
     /// By partition: held reservations.
     pub reserved: Vec<Resource>,
-    /// Σ of live containers, all partitions.
-    pub usage: Resource,
+    /// Σ of live containers, all partitions (changed only by `charge`).
+    pub usage: super::charge::Usage,
     pub live: LiveList,
     pub next_container_seq: u32,
     pub reservations: Vec<HeldReservation>,

@@ -6,6 +6,7 @@ pub(crate) mod app_table;
 pub mod hash_order;
 pub mod ids;
 pub mod live;
+pub mod usage;
 
 use std::collections::{BTreeMap, HashMap};
 

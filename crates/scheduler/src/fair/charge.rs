@@ -1,33 +1,22 @@
-//! Usage changes only here. An application's usage and its queues' (the leaf and every
-//! ancestor) are [`Usage`] values, which no code outside this module can change: a container
-//! that starts or ends, and an application that moves, go through [`FairScheduler::charge`]
-//! and [`FairScheduler::charge_path`], so "a queue's usage is the sum of its applications'"
-//! (checked by the audit) cannot be broken by a stray assignment elsewhere.
+//! The Fair Scheduler's usage changes only here. An application's usage and its queues'
+//! (the leaf and every ancestor) are [`Usage`] values that take this module's proof to
+//! change: a container that starts or ends, and an application that moves, go through
+//! [`FairScheduler::charge`] and [`FairScheduler::charge_path`], so "a queue's usage is the
+//! sum of its applications'" (checked by the audit) cannot be broken by a stray assignment
+//! elsewhere.
 
 use fairloom_model::Resource;
 
 use super::FairScheduler;
 use crate::ids::{AppId, QueueId};
 
-/// A usage: read as a [`Resource`], changed only by this module.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[repr(transparent)]
-pub struct Usage(Resource);
+/// The proof that a change of usage is this module's: nothing else can make one.
+pub struct Charging(());
 
-impl Usage {
-    pub fn get(self) -> Resource {
-        self.0
-    }
-}
+const PROOF: Charging = Charging(());
 
-impl std::ops::Deref for Usage {
-    type Target = Resource;
-
-    #[inline]
-    fn deref(&self) -> &Resource {
-        &self.0
-    }
-}
+/// A Fair Scheduler usage: read as a [`Resource`], changed only by this module.
+pub type Usage = crate::cluster::usage::Usage<Charging>;
 
 impl FairScheduler {
     /// A container of `r` started (`add`) or ended for `app`: its usage and its queue path's.
@@ -52,9 +41,5 @@ impl FairScheduler {
 }
 
 fn change(u: &mut Usage, r: Resource, add: bool) {
-    if add {
-        u.0.add_assign(r);
-    } else {
-        u.0.sub_assign(r);
-    }
+    u.change(r, add, &PROOF);
 }

@@ -189,7 +189,7 @@ impl CapacityScheduler {
                     leaf: q.leaf,
                     guaranteed: part.guaranteed,
                     max,
-                    used: part.used,
+                    used: part.used.get(),
                     reserved: part.usage_reserved(),
                     pending,
                     pending_less_reserved,
@@ -306,7 +306,7 @@ impl CapacityScheduler {
                     containers,
                     reservations,
                     pending: a.pending.clone(),
-                    used: a.used.clone(),
+                    used: a.used.iter().map(|u| u.get()).collect(),
                 }
             })
             .collect();
