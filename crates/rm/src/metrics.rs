@@ -246,11 +246,9 @@ impl RmMetrics {
         let mut out = String::new();
         // Writing to a String cannot fail.
         let _ = encode(&mut out, &self.registry);
-        out
+        in_stable_order(&out)
     }
 
-    /// Set every gauge from the core (the loop calls this when it publishes). `audit`: also
-    /// recompute the auditor's aggregates (O(cluster), so not at every publish).
     /// Move a queue's cumulative counters up to the core's totals.
     fn set_totals(&self, label: &QueueLabel, counts: &QueueCounts) {
         let totals = [
@@ -271,13 +269,16 @@ impl RmMetrics {
         }
     }
 
+    /// Set every gauge from the core (the loop calls this when it publishes). `audit`: also
+    /// recompute the auditor's aggregates (O(cluster), so not at every publish).
     pub fn observe(&self, core: &Core, rows: &[QueueRow], audit: bool) {
         let Ok(mut last) = self.last.lock() else { return };
         let by_queue = per_queue(core);
+        let totals = rolled_up(&core.queue_counts);
         let mut seen = BTreeSet::new();
         for r in rows {
             let label = QueueLabel { queue: LabelText(r.name.clone()) };
-            let counts = core.queue_counts.get(&r.name).copied().unwrap_or_default();
+            let counts = totals.get(r.name.as_str()).copied().unwrap_or_default();
             let q = by_queue.get(r.name.as_str()).copied().unwrap_or_default();
             let (running, pending, live, reserved) = (q.running, q.pending, q.live, q.reserved);
             let available = r.max.saturating_sub(r.used);
@@ -314,15 +315,15 @@ impl RmMetrics {
         // A queue that went (an emptied dynamic queue) keeps its cumulative counts, as YARN's
         // QueueMetrics stay registered: an application that finished just before its queue
         // went must still be counted. Its gauges go with it.
-        for (name, counts) in core.queue_counts.iter().filter(|(name, _)| !seen.contains(*name)) {
-            self.set_totals(&QueueLabel { queue: LabelText(name.clone()) }, counts);
+        for (name, counts) in totals.iter().filter(|(name, _)| !seen.contains(**name)) {
+            self.set_totals(&QueueLabel { queue: LabelText(name.to_string()) }, counts);
         }
         for gone in last.queues.difference(&seen) {
             let label = QueueLabel { queue: LabelText(gone.clone()) };
             for g in &self.queue {
                 g.remove(&label);
             }
-            if !core.queue_counts.contains_key(gone) {
+            if !totals.contains_key(gone.as_str()) {
                 for c in &self.queue_counters {
                     c.remove(&label);
                 }
@@ -428,5 +429,67 @@ fn per_queue(core: &Core) -> PerQueue<'_> {
             }
         }
     }
+    // A parent's figures are its subtree's, as YARN's parent QueueMetrics add up their
+    // children's.
+    let leaves: Vec<(&str, QueueNow)> = queues.iter().map(|(k, v)| (*k, *v)).collect();
+    for (leaf, q) in leaves {
+        for parent in ancestors(leaf) {
+            let p = queues.entry(parent).or_default();
+            p.running += q.running;
+            p.pending += q.pending;
+            p.live += q.live;
+            p.reserved = p.reserved.saturating_add(q.reserved);
+        }
+    }
     PerQueue { queues, free }
+}
+
+/// `root.a.b`'s ancestors: `root.a`, `root`.
+fn ancestors(path: &str) -> impl Iterator<Item = &str> {
+    path.char_indices().filter(|&(_, c)| c == '.').map(move |(i, _)| &path[..i])
+}
+
+/// Each queue's cumulative counts with its subtree's (every queue ever counted, gone ones
+/// too: YARN's parent QueueMetrics keep what their children counted).
+fn rolled_up(
+    counts: &std::collections::BTreeMap<String, QueueCounts>,
+) -> std::collections::BTreeMap<&str, QueueCounts> {
+    let mut out: std::collections::BTreeMap<&str, QueueCounts> = std::collections::BTreeMap::new();
+    for (leaf, c) in counts {
+        for name in std::iter::once(leaf.as_str()).chain(ancestors(leaf)) {
+            out.entry(name).or_default().add(c);
+        }
+    }
+    out
+}
+
+/// The text with each gauge and counter family's series sorted (the registry keeps them in
+/// hash order, which changes from one scrape to the next); histograms keep their bucket order.
+fn in_stable_order(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut series: Vec<&str> = Vec::new();
+    let mut sortable = false;
+    let flush = |series: &mut Vec<&str>, out: &mut String, sortable: bool| {
+        if sortable {
+            series.sort_unstable();
+        }
+        for l in series.drain(..) {
+            out.push_str(l);
+            out.push('\n');
+        }
+    };
+    for line in text.lines() {
+        if line.starts_with('#') {
+            flush(&mut series, &mut out, sortable);
+            if let Some(rest) = line.strip_prefix("# TYPE ") {
+                sortable = rest.ends_with(" gauge") || rest.ends_with(" counter");
+            }
+            out.push_str(line);
+            out.push('\n');
+        } else {
+            series.push(line);
+        }
+    }
+    flush(&mut series, &mut out, sortable);
+    out
 }

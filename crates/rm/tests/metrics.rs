@@ -167,3 +167,70 @@ fn a_queue_that_goes_keeps_its_counts() {
     assert_eq!(metric(&text, "fairloom_queue_apps_submitted_total", Some("root.dyn")), Some(1.0), "{text}");
     assert_eq!(metric(&text, "fairloom_queue_apps_killed_total", Some("root.dyn")), Some(1.0), "{text}");
 }
+
+#[test]
+fn a_parent_queue_counts_its_subtree_and_series_come_sorted() {
+    let rm = start("metrics-parent", &[("yarn.resourcemanager.scheduler.class", FAIR)], Some(ALLOCATIONS));
+    rm.register_node("n1:1", 8192, 8);
+    for (user, queue) in [("alice", "a"), ("bob", "b"), ("carol", "b")] {
+        let (s, _, body) = rm.submit(user, queue, json!({}));
+        assert_eq!(s, 202, "{body}");
+    }
+    let mut started = 0;
+    for _ in 0..20 {
+        started += rm.heartbeat_until_started("n1:1").len();
+        if started >= 3 {
+            break;
+        }
+    }
+    assert_eq!(started, 3, "three AM containers");
+    let text = rm.scrape_until("three AMs counted at root", |t| {
+        metric(t, "fairloom_queue_containers_allocated_total", Some("root")) == Some(3.0)
+    });
+    // YARN's parent QueueMetrics add up their children's.
+    for (name, a, b) in [
+        ("fairloom_queue_apps_submitted_total", 1.0, 2.0),
+        ("fairloom_queue_containers_allocated_total", 1.0, 2.0),
+        ("fairloom_queue_apps_pending", 1.0, 2.0),
+        ("fairloom_queue_allocated_mb", 1024.0, 2048.0),
+    ] {
+        assert_eq!(metric(&text, name, Some("root.a")), Some(a), "{name}");
+        assert_eq!(metric(&text, name, Some("root.b")), Some(b), "{name}");
+        assert_eq!(metric(&text, name, Some("root")), Some(a + b), "{name} at root: {text}");
+    }
+    // The scheduler DAO's allocatedContainers is QueueMetrics' too: a parent's is its subtree's.
+    let mut root = serde_json::Value::Null;
+    for _ in 0..50 {
+        let (_, sched) = support::call("GET", &rm.url("/ws/v1/cluster/scheduler", None), None);
+        root = sched["scheduler"]["schedulerInfo"]["rootQueue"].clone();
+        if root["allocatedContainers"] == 3 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(root["allocatedContainers"], 3, "{root}");
+    // Every gauge and counter family lists its series sorted, scrape after scrape.
+    let families = |t: &str| -> Vec<Vec<String>> {
+        let mut out: Vec<Vec<String>> = Vec::new();
+        let mut sortable = false;
+        for line in t.lines() {
+            if let Some(rest) = line.strip_prefix("# TYPE ") {
+                sortable = rest.ends_with(" gauge") || rest.ends_with(" counter");
+                out.push(Vec::new());
+            } else if !line.starts_with('#') && sortable {
+                // The series without its value (values move between scrapes).
+                out.last_mut().unwrap().push(line.rsplit_once(' ').unwrap().0.to_string());
+            }
+        }
+        out
+    };
+    let first = families(&text);
+    assert!(first.iter().any(|f| f.len() >= 3), "families with several series: {text}");
+    for f in &first {
+        let mut sorted = f.clone();
+        sorted.sort();
+        assert_eq!(f, &sorted);
+    }
+    let (_, again) = rm.text("/metrics");
+    assert_eq!(families(&again), first);
+}

@@ -425,6 +425,18 @@ pub struct QueueCounts {
     pub containers_released: u64,
 }
 
+impl QueueCounts {
+    /// Add `other`'s counts (a parent's are its children's sum).
+    pub fn add(&mut self, other: &QueueCounts) {
+        self.submitted += other.submitted;
+        self.completed += other.completed;
+        self.killed += other.killed;
+        self.failed += other.failed;
+        self.containers_allocated += other.containers_allocated;
+        self.containers_released += other.containers_released;
+    }
+}
+
 /// The scheduler `conf` picks, over its file (or YARN's default queue when there is none).
 pub fn build_scheduler(conf: &RmConf) -> Result<AnyScheduler, RmError> {
     let mut sc = SchedulerConfig::new(conf.scheduler, conf.site.clone());

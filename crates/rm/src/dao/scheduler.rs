@@ -191,7 +191,8 @@ fn fair_queue(core: &Core, f: &FairScheduler, id: QueueId) -> FairQueueInfo {
             .map(resource)
             .unwrap_or_else(|| core.max_allocation().into()),
         pending_containers: 0,
-        allocated_containers: live,
+        // QueueMetrics.allocatedContainers: a parent's count is its subtree's.
+        allocated_containers: live + children.iter().map(|c| c.allocated_containers).sum::<usize>(),
         reserved_containers: 0,
         preemptable: q.settings.allow_preemption_from,
         num_pending_apps: q.leaf.then_some(q.non_runnable_apps.len()),
@@ -253,6 +254,9 @@ fn capacity_queue(core: &Core, c: &CapacityScheduler, id: QueueId) -> CapacityQu
     let abs_used = used_percent(p.used.get(), cluster);
     let used_capacity = if p.abs_capacity > 0.0 { abs_used / p.abs_capacity as f64 } else { 0.0 };
     let live: usize = q.active.iter().chain(q.waiting.iter()).map(|&a| core.sched.app(a).live_containers).sum();
+    let children = (!q.leaf).then(|| Queues { queue: capacity_children(core, c, id) });
+    // QueueMetrics.allocatedContainers: a parent's count is its subtree's.
+    let subtree_live = live + children.iter().flat_map(|q| &q.queue).map(|c| c.allocated_containers).sum::<usize>();
     let leaf = q.leaf.then(|| CapacityLeafInfo {
         num_active_applications: q.active.len(),
         num_pending_applications: q.waiting.len(),
@@ -280,7 +284,7 @@ fn capacity_queue(core: &Core, c: &CapacityScheduler, id: QueueId) -> CapacityQu
         state: format!("{:?}", q.settings.state).to_uppercase(),
         resources_used: resource(p.used.get()),
         node_labels: ["*"],
-        allocated_containers: live,
+        allocated_containers: subtree_live,
         reserved_containers: 0,
         pending_containers: 0,
         capacities: Capacities {
@@ -300,7 +304,7 @@ fn capacity_queue(core: &Core, c: &CapacityScheduler, id: QueueId) -> CapacityQu
         maximum_allocation: core.max_allocation().into(),
         queue_priority: q.settings.priority,
         leaf,
-        queues: (!q.leaf).then(|| Queues { queue: capacity_children(core, c, id) }),
+        queues: children,
     }
 }
 
