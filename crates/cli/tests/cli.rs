@@ -242,3 +242,26 @@ fn daemons_refuse_a_configuration_directory_that_is_not_there() {
     }
     let _ = std::fs::remove_dir_all(state);
 }
+
+#[test]
+fn a_port_in_use_is_named_once() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let dir = std::env::temp_dir().join(format!("fairloom-cli-port-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let site = format!(
+        "<configuration>\
+         <property><name>yarn.resourcemanager.webapp.address</name><value>127.0.0.1:{port}</value></property>\
+         <property><name>yarn.resourcemanager.resource-tracker.address</name><value>127.0.0.1:0</value></property>\
+         <property><name>yarn.resourcemanager.scheduler.address</name><value>127.0.0.1:0</value></property>\
+         </configuration>"
+    );
+    std::fs::write(dir.join("yarn-site.xml"), site).unwrap();
+    let o = fairloom(&["rm", "--conf", dir.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains(&format!("cannot listen on 127.0.0.1:{port} (webapp)")), "{err}");
+    assert_eq!(err.matches("Address already in use").count(), 1, "{err}");
+    drop(taken);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -33,8 +33,10 @@ use crate::store::{MemoryStore, RedbStore, StateStore};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    #[error("cannot listen on {addr} ({what}): {source}")]
-    Bind { what: &'static str, addr: SocketAddr, source: std::io::Error },
+    /// The cause is in the message, and so not also a `source` (a chain printed whole
+    /// would say it twice).
+    #[error("cannot listen on {addr} ({what}): {error}")]
+    Bind { what: &'static str, addr: SocketAddr, error: std::io::Error },
     #[error(transparent)]
     Rm(#[from] error::RmError),
     #[error(transparent)]
@@ -76,7 +78,7 @@ pub fn random_bytes(n: usize) -> Vec<u8> {
 }
 
 async fn bind(what: &'static str, addr: SocketAddr) -> Result<TcpListener, StartError> {
-    TcpListener::bind(addr).await.map_err(|source| StartError::Bind { what, addr, source })
+    TcpListener::bind(addr).await.map_err(|error| StartError::Bind { what, addr, error })
 }
 
 /// Start the RM: open the store (recovering when `yarn.resourcemanager.recovery.enabled`),
@@ -86,7 +88,7 @@ pub async fn start(mut conf: RmConf) -> Result<RmHandle, StartError> {
     let tracker = bind("resource-tracker", conf.tracker).await?;
     let sched = bind("scheduler", conf.scheduler_address).await?;
     let asked = conf.webapp;
-    let local = |l: &TcpListener, what| l.local_addr().map_err(|source| StartError::Bind { what, addr: asked, source });
+    let local = |l: &TcpListener, what| l.local_addr().map_err(|error| StartError::Bind { what, addr: asked, error });
     conf.webapp = local(&web, "webapp")?;
     conf.tracker = local(&tracker, "resource-tracker")?;
     conf.scheduler_address = local(&sched, "scheduler")?;
