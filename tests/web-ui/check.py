@@ -228,6 +228,14 @@ def main():
         rows = [e for e in dom.elements if "data-app" in e["attrs"]]
         assert sorted(r["attrs"]["data-app"] for r in rows) == sorted([a1, b1])
         print("  /cluster/apps: queue and state filters")
+        # A long name cannot push the table off the screen: user, name, type and queue cells
+        # are cut to a width (CSS ellipsis) and carry the whole text in their title.
+        dom = load(f"{base}/cluster/apps")
+        cut = [e for e in dom.elements if e["tag"] == "td" and e["attrs"].get("class") == "cut"]
+        assert len(cut) == 4 * 3, len(cut)
+        assert all(e["attrs"].get("title") == e["text"] for e in cut), [(e["attrs"], e["text"]) for e in cut]
+        assert {"etl-a", "report-b", "waits-b"} <= {e["attrs"]["title"] for e in cut}
+        assert dom.find(**{"class": "scroll"}), "the table scrolls in its own box"
 
         nodes = rest(base, "/ws/v1/cluster/nodes")["nodes"]["node"]
         dom = load(f"{base}/cluster/nodes")

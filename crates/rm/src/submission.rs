@@ -147,6 +147,11 @@ impl Submission {
         if let Some(q) = self.queue.as_deref().filter(|q| q.chars().any(breaks_lines)) {
             return Err(format!("queue '{}' contains a control character", q.escape_debug()));
         }
+        // Nor in an application's name, shown on every listing and written in the logs (a
+        // line break there could forge a log line).
+        if let Some(n) = self.application_name.as_deref().filter(|n| n.chars().any(breaks_lines)) {
+            return Err(format!("application-name '{}' contains a control character", n.escape_debug()));
+        }
         for (what, value, limit) in [
             ("application-name", self.application_name.as_deref(), MAX_NAME_LENGTH),
             ("queue", self.queue.as_deref(), MAX_QUEUE_LENGTH),
@@ -277,5 +282,10 @@ mod tests {
         assert!(queued.normalize().unwrap_err().contains("queue is 1025 characters"));
         queued.queue = Some("root.a\rb".into());
         assert!(queued.normalize().unwrap_err().contains("queue 'root.a\\rb' contains a control character"));
+        named.application_name = Some("report\n2026-11-27 INFO forged".into());
+        let e = named.normalize().unwrap_err();
+        assert!(e.contains("application-name 'report\\n2026-11-27 INFO forged' contains a control character"), "{e}");
+        named.application_name = Some("caf\u{e9} report: \"Q4\"".into());
+        assert!(named.normalize().is_ok(), "any printable text is a name");
     }
 }

@@ -53,6 +53,11 @@ th{background:#eef1f6;font-weight:600}tr:nth-child(even) td{background:#fafbfc}
 details.status{margin:2px 0 8px 230px}details.status table{font-size:12px}
 .wait{border:1px solid #e0b252;background:#fff8e6;padding:8px 12px;margin:8px 0;max-width:900px}
 .wait b{color:#8a5a00}.muted{color:#777}
+.cut{max-width:10em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.scroll{overflow-x:auto;max-width:100%}
+select{max-width:24em}
+.qname a{display:block;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+#app-overview td,#attempts td,details.status summary{word-break:break-all;max-width:900px}
 ";
 
 /// Local times from epoch milliseconds, and the reload.
@@ -162,7 +167,7 @@ async fn overview(State(ctx): State<Ctx>, reader: Reader) -> Response {
 /// YARN's restricted application report.
 fn apps_table(apps: &[&AppSnap], hidden: &[ApplicationId]) -> String {
     let mut out = String::from(
-        "<table id=\"apps\"><tr><th>ID</th><th>User</th><th>Name</th><th>Application Type</th><th>Queue</th>\
+        "<div class=\"scroll\"><table id=\"apps\"><tr><th>ID</th><th>User</th><th>Name</th><th>Application Type</th><th>Queue</th>\
          <th>Priority</th><th>StartTime</th><th>FinishTime</th><th>State</th><th>FinalStatus</th>\
          <th>Running Containers</th><th>Allocated Memory MB</th><th>Allocated CPU VCores</th><th>Progress</th><th>Waiting for</th></tr>",
     );
@@ -170,13 +175,10 @@ fn apps_table(apps: &[&AppSnap], hidden: &[ApplicationId]) -> String {
         let i = a.info_for(hidden);
         let _ = write!(
             out,
-            "<tr data-app=\"{id}\"><td><a href=\"/cluster/app/{id}\">{id}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+            "<tr data-app=\"{id}\"><td><a href=\"/cluster/app/{id}\">{id}</a></td><td class=\"cut\" title=\"{user}\">{user}</td>\
+             <td class=\"cut\" title=\"{name}\">{name}</td><td class=\"cut\" title=\"{kind}\">{kind}</td><td class=\"cut\" title=\"{queue}\">{queue}</td>\
              <td>{}</td><td><time data-ms=\"{}\"></time></td><td><time data-ms=\"{}\"></time></td><td class=\"state\">{}</td><td>{}</td>\
              <td>{}</td><td>{}</td><td>{}</td><td>{:.0}%</td><td class=\"waitkind\">{}</td></tr>",
-            esc(&a.user),
-            esc(&a.name),
-            esc(&a.app_type),
-            esc(&a.queue),
             i.priority,
             i.started_time,
             i.finished_time,
@@ -187,10 +189,14 @@ fn apps_table(apps: &[&AppSnap], hidden: &[ApplicationId]) -> String {
             i.allocated_vcores,
             i.progress,
             a.wait.as_ref().map(|w| w.kind).unwrap_or(""),
+            user = esc(&a.user),
+            name = esc(&a.name),
+            kind = esc(&a.app_type),
+            queue = esc(&a.queue),
             id = esc(&a.id),
         );
     }
-    out.push_str("</table>");
+    out.push_str("</table></div>");
     out
 }
 
@@ -411,7 +417,7 @@ fn queue_line(r: &QueueRow, cluster: i64, fair: bool, open: bool) -> String {
     let over = (r.used.memory() - r.share.memory()).max(0);
     let show = |x: fairloom_model::Resource| format!("&lt;memory:{}, vCores:{}&gt;", x.memory(), x.vcores());
     let mut out = format!(
-        "<li data-queue=\"{name}\" style=\"margin-left:{indent}px\"><div class=\"q\"><span class=\"qname\"><a href=\"/cluster/scheduler?queue={name}\">{short}</a></span>\
+        "<li data-queue=\"{name}\" style=\"margin-left:{indent}px\"><div class=\"q\"><span class=\"qname\"><a href=\"/cluster/scheduler?queue={name}\" title=\"{name}\">{short}</a></span>\
          <div class=\"track\"><div class=\"bar\" data-bar=\"max\" style=\"width:{w_max}%\">\
          <div class=\"used\" data-bar=\"used\" style=\"width:{w_used}%\"></div>\
          <div class=\"over\" data-bar=\"over\" style=\"left:{w_used}%;width:{w_over}%\"></div>\
