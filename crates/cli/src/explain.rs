@@ -20,9 +20,8 @@ pub enum ExplainCommand {
 pub struct ExplainAppArgs {
     /// The application id (application_TS_N).
     id: String,
-    /// The ResourceManager's web address.
-    #[arg(long, default_value = "http://127.0.0.1:8088")]
-    rm: String,
+    #[command(flatten)]
+    rm: crate::rm_target::RmTarget,
     /// Print the RM's JSON answer instead.
     #[arg(long)]
     json: bool,
@@ -34,7 +33,7 @@ fn res(v: &Value) -> String {
 
 pub fn run(command: &ExplainCommand) -> Result<ExitCode> {
     let ExplainCommand::App(args) = command;
-    let url = format!("{}/ws/v1/cluster/apps/{}/explain", args.rm.trim_end_matches('/'), args.id);
+    let url = format!("{}/ws/v1/cluster/apps/{}/explain", args.rm.url()?, args.id);
     let agent = ureq::AgentBuilder::new().timeout(Duration::from_secs(10)).build();
     let body: Value = match agent.get(&url).call() {
         Ok(r) => r.into_json().context("the RM's answer is not JSON")?,

@@ -14,6 +14,7 @@ mod explain;
 mod logging;
 mod preempt;
 mod preempt_capacity;
+mod rm_target;
 mod rmadmin;
 mod scenario_diff;
 mod scenario_random;

@@ -19,9 +19,8 @@ pub enum RmadminCommand {
 
 #[derive(Args)]
 pub struct RmadminArgs {
-    /// The ResourceManager's web address.
-    #[arg(long, default_value = "http://127.0.0.1:8088")]
-    rm: String,
+    #[command(flatten)]
+    rm: crate::rm_target::RmTarget,
     /// Who asks (Hadoop's pseudo authentication); must be in yarn.admin.acl.
     #[arg(long)]
     user: Option<String>,
@@ -30,7 +29,8 @@ pub struct RmadminArgs {
 pub fn run(command: &RmadminCommand) -> Result<ExitCode> {
     let RmadminCommand::RefreshNodes(args) = command;
     let user = args.user.clone().or_else(|| std::env::var("USER").ok()).unwrap_or_else(|| "dr.who".to_string());
-    let url = format!("{}/ws/v1/cluster/admin/refresh-nodes", args.rm.trim_end_matches('/'));
+    let rm = args.rm.url()?;
+    let url = format!("{rm}/ws/v1/cluster/admin/refresh-nodes");
     let agent = ureq::AgentBuilder::new().timeout(Duration::from_secs(30)).build();
     match agent.post(&url).query("user.name", &user).call() {
         Ok(r) => {
@@ -49,6 +49,6 @@ pub fn run(command: &RmadminCommand) -> Result<ExitCode> {
             let msg = body["RemoteException"]["message"].as_str().unwrap_or("(no message)");
             Err(anyhow!("refreshNodes refused (HTTP {code}): {msg}"))
         }
-        Err(e) => Err(anyhow!("cannot reach the ResourceManager at {}: {e}", args.rm)),
+        Err(e) => Err(anyhow!("cannot reach the ResourceManager at {rm}: {e}")),
     }
 }

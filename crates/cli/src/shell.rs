@@ -38,9 +38,8 @@ pub struct ShellArgs {
     master_memory: i64,
     #[arg(long, default_value = "DistributedShell")]
     name: String,
-    /// The RM's web address.
-    #[arg(long, default_value = "http://127.0.0.1:8088")]
-    rm: String,
+    #[command(flatten)]
+    rm: crate::rm_target::RmTarget,
     /// Who submits (Hadoop's pseudo authentication).
     #[arg(long)]
     user: Option<String>,
@@ -167,7 +166,8 @@ impl RmRetry {
 
 pub fn run(args: &ShellArgs) -> Result<ExitCode> {
     let user = user_of(args);
-    let base = args.rm.trim_end_matches('/');
+    let base = args.rm.url()?;
+    let base = base.as_str();
     let agent = ureq::AgentBuilder::new().timeout(Duration::from_secs(30)).build();
     let mut rm = RmRetry::new(base);
     let q = format!("user.name={user}");

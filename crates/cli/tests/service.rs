@@ -512,3 +512,40 @@ fn rmadmin_refresh_nodes_decommissions_a_node_which_kills_its_containers_and_exi
     send("PUT", &url, r#"{"state":"KILLED"}"#).unwrap();
     let _ = s.finish(Duration::from_secs(30));
 }
+
+#[test]
+fn clients_find_the_rm_in_the_hadoop_configuration() {
+    // The RM listens on ports of its own (write_conf picks free ones): the clients find them
+    // in yarn-site.xml, from --conf or $HADOOP_CONF_DIR, as Hadoop's clients do.
+    let dir = TempDir::new("client-conf");
+    let c = write_conf(&dir.0, &[], None);
+    let _rm = start_rm(&c);
+    let _nm = start_nm(&c, &dir.0, "nm1", "4096 mb, 4 vcores");
+    wait_nodes(&c, 1);
+    let conf = c.conf.to_str().unwrap();
+    let args = ["shell", "--conf", conf, "--timeout", "90", "--user", "alice", "--num-containers", "1", "--", "true"];
+    let mut s = Proc::spawn(&args);
+    let id = submitted_id(&mut s);
+    let (code, out) = s.finish(Duration::from_secs(60));
+    assert_eq!(code, Some(0), "{out:?}");
+    let explain = |env: Option<&str>, extra: &[&str]| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_fairloom"));
+        cmd.env_remove("HADOOP_CONF_DIR").env_remove("YARN_CONF_DIR").args(["explain", "app", &id, "--json"]);
+        if let Some(d) = env {
+            cmd.env("HADOOP_CONF_DIR", d);
+        }
+        cmd.args(extra).output().unwrap()
+    };
+    let o = explain(Some(conf), &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["explain"]["id"], id.as_str());
+    // --rm overrides the configuration (here, with nothing listening there).
+    let o = explain(Some(conf), &["--rm", "http://127.0.0.1:9"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("http://127.0.0.1:9/ws/v1/cluster/apps/"));
+    // A configuration directory that is not there is an error, not the default RM.
+    let o = explain(Some("/no/such/hadoop-conf"), &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("no such configuration directory (from HADOOP_CONF_DIR)"), "{err}");
+}
