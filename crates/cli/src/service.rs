@@ -127,6 +127,7 @@ fn nm_conf(site: &Properties, conf_dir: Option<&Path>, base: NmConf, recovery_de
         state_dir: site.get("yarn.nodemanager.recovery.dir").map(PathBuf::from),
         executor,
         registration_secret: fairloom_rm::conf::secret_file(site, keys::REGISTRATION_SECRET_FILE)?,
+        acl_enabled: flag(site, "yarn.acl.enable", false)?,
         ..base
     })
 }
@@ -203,6 +204,7 @@ pub fn nm(args: &NmArgs) -> Result<ExitCode> {
         state_dir: None,
         executor: Executor::Default,
         registration_secret: None,
+        acl_enabled: false,
     };
     let conf = nm_conf(&site, args.conf.as_deref(), base, false)?;
     runtime()?.block_on(async {
@@ -277,6 +279,7 @@ pub fn up(args: &UpArgs) -> Result<ExitCode> {
                 state_dir: None,
                 executor: Executor::Default,
                 registration_secret: None,
+                acl_enabled: false,
             };
             // Each node keeps its own state (yarn.nodemanager.recovery.dir would be shared).
             let nm_conf = nm_conf(&site, args.conf.as_deref(), base, true)?;

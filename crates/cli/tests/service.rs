@@ -549,3 +549,80 @@ fn clients_find_the_rm_in_the_hadoop_configuration() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && err.contains("no such configuration directory (from HADOOP_CONF_DIR)"), "{err}");
 }
+
+/// (status, body as text, Location) of a GET that does not follow redirects.
+fn fetch(url: &str) -> (u16, String, Option<String>) {
+    let agent = ureq::AgentBuilder::new().redirects(0).build();
+    let r = match agent.get(url).call() {
+        Ok(r) | Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("{url}: {e}"),
+    };
+    let location = r.header("location").map(String::from);
+    (r.status(), r.into_string().unwrap_or_default(), location)
+}
+
+#[test]
+fn an_apps_links_answer_with_its_logs_and_pages() {
+    let dir = TempDir::new("links");
+    let c = write_conf(&dir.0, &[], None);
+    let _rm = start_rm(&c);
+    let _nm = start_nm(&c, &dir.0, "nm1", "4096 mb, 4 vcores");
+    wait_nodes(&c, 1);
+    let mut s = shell(&c, &["--num-containers", "1", "--", "echo the output; echo the error >&2"]);
+    let id = submitted_id(&mut s);
+    let (code, out) = s.finish(Duration::from_secs(60));
+    assert_eq!(code, Some(0), "{out:?}");
+    let a = app(&c, &id);
+    // amContainerLogs: the AM container's log page on its node, every file with its text.
+    let logs = a["amContainerLogs"].as_str().unwrap().to_string();
+    let (status, page, _) = fetch(&logs);
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("AppMaster.stderr") && page.contains("registered"), "{page}");
+    // The attempt's logsLink is the same page; a file of it is its text whole.
+    let attempts = get(&format!("http://{}/ws/v1/cluster/apps/{id}/appattempts", c.web)).unwrap();
+    let link = attempts["appAttempts"]["appAttempt"][0]["logsLink"].as_str().unwrap().to_string();
+    assert_eq!(link, logs);
+    let (status, text, _) = fetch(&format!("{link}/AppMaster.stderr"));
+    assert_eq!(status, 200);
+    assert!(text.contains("finishing: SUCCEEDED"), "{text}");
+    // The worker container's own stdout and stderr, by the same address scheme.
+    let worker = logs.replace("_000001/", "_000002/");
+    assert_eq!(fetch(&format!("{worker}/stdout")).1, "the output\n");
+    assert_eq!(fetch(&format!("{worker}/stderr")).1, "the error\n");
+    // Another user's, a path out of the directory, a container this node never ran: refused.
+    let (status, text, _) = fetch(&logs.replace("/alice", "/mallory"));
+    assert_eq!(status, 403, "{text}");
+    assert!(text.contains("doesn't own requested log file"), "{text}");
+    assert_eq!(fetch(&format!("{link}/..%2F..%2Fnm-state")).0, 400);
+    let (status, text, _) = fetch(&logs.replace(&id[12..], "1_9999"));
+    assert_eq!(status, 404, "{text}");
+    // trackingUrl: YARN's /proxy/APP/; DistributedShell registers no page of its own, so it
+    // leads to the RM's page of the application, which answers.
+    let tracking = a["trackingUrl"].as_str().unwrap().to_string();
+    assert_eq!(tracking, format!("http://{}/proxy/{id}/", c.web));
+    let (status, _, location) = fetch(&tracking);
+    assert_eq!((status, location.as_deref()), (302, Some(format!("/cluster/app/{id}").as_str())));
+    let (status, page, _) = fetch(&format!("http://{}/cluster/app/{id}", c.web));
+    assert_eq!(status, 200);
+    assert!(page.contains(&id));
+    assert_eq!(fetch(&format!("http://{}/proxy/application_1_0099/", c.web)).0, 404);
+}
+
+#[test]
+fn with_acls_on_a_node_refuses_container_logs_it_cannot_guard() {
+    // The NodeManager is not given the applications' ACLs: rather than show logs to anyone,
+    // it says it cannot.
+    let dir = TempDir::new("links-acl");
+    let c = write_conf(&dir.0, &[("yarn.acl.enable", "true")], None);
+    let _rm = start_rm(&c);
+    let _nm = start_nm(&c, &dir.0, "nm1", "4096 mb, 4 vcores");
+    wait_nodes(&c, 1);
+    let mut s = shell(&c, &["--num-containers", "1", "--", "true"]);
+    let id = submitted_id(&mut s);
+    let (code, out) = s.finish(Duration::from_secs(60));
+    assert_eq!(code, Some(0), "{out:?}");
+    let logs = app(&c, &id)["amContainerLogs"].as_str().unwrap().to_string();
+    let (status, text, _) = fetch(&logs);
+    assert_eq!(status, 403, "{text}");
+    assert!(text.contains("not supported: with yarn.acl.enable"), "{text}");
+}

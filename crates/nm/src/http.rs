@@ -31,8 +31,98 @@ pub fn router(node: Node) -> Router {
         .route(paths::START_CONTAINERS, post(start))
         .route(paths::STOP_CONTAINERS, post(stop))
         .route(paths::CONTAINER_STATUSES, post(statuses))
+        .route("/node/containerlogs/{container}/{user}", get(container_logs))
+        .route("/node/containerlogs/{container}/{user}/{file}", get(container_log_file))
         .route("/metrics", get(prometheus))
         .with_state(node)
+}
+
+/// The container's log directory, if `user` may read it on this node (see [`crate::logs`]).
+fn log_dir_for(node: &Node, container: &str, user: &str) -> Result<std::path::PathBuf, crate::logs::Refusal> {
+    let refuse = |status, message: String| crate::logs::Refusal { status, message };
+    if node.conf.acl_enabled {
+        return Err(refuse(
+            403,
+            "not supported: with yarn.acl.enable this NodeManager cannot tell who may view an application's logs; read them on the node".to_string(),
+        ));
+    }
+    if container.parse::<fairloom_model::ContainerId>().is_err() {
+        return Err(refuse(400, format!("invalid container id, {}", container.escape_debug())));
+    }
+    let found = node.table.lock().ok().and_then(|t| t.get(container).map(|c| (c.user.clone(), c.log_dir.clone())));
+    let Some((owner, dir)) = found else {
+        return Err(refuse(404, format!("container {container} is not on this node (or finished too long ago)")));
+    };
+    crate::logs::check_owner(container, &owner, user)?;
+    Ok(dir)
+}
+
+fn log_refusal(r: crate::logs::Refusal) -> Response {
+    let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_REQUEST);
+    let mut resp = (status, r.message).into_response();
+    resp.headers_mut().insert("content-type", axum::http::HeaderValue::from_static("text/plain; charset=utf-8"));
+    resp
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// Every log file of the container, each with (the end of) its text, as YARN's page shows.
+async fn container_logs(State(node): State<Node>, Path((container, user)): Path<(String, String)>) -> Response {
+    let dir = match log_dir_for(&node, &container, &user) {
+        Ok(d) => d,
+        Err(r) => return log_refusal(r),
+    };
+    let mut body = format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>Logs of {c}</title></head><body><h1>Logs of {c}</h1>",
+        c = html_escape(&container)
+    );
+    let files = crate::logs::files(&dir);
+    if files.is_empty() {
+        body.push_str("<p>No log files yet.</p>");
+    }
+    for (name, len) in files {
+        let href = format!("/node/containerlogs/{container}/{user}/{name}");
+        let shown = crate::logs::tail(&dir.join(&name), crate::logs::PAGE_TAIL_BYTES).unwrap_or_default();
+        let note = if len > crate::logs::PAGE_TAIL_BYTES {
+            format!(" (its last {} bytes here)", crate::logs::PAGE_TAIL_BYTES)
+        } else {
+            String::new()
+        };
+        body.push_str(&format!(
+            "<h2 id=\"{n}\">{n}</h2><p>Log Length: {len}{note} · <a href=\"{h}\">whole file</a></p><pre>{t}</pre>",
+            n = html_escape(&name),
+            h = html_escape(&href),
+            t = html_escape(&shown)
+        ));
+    }
+    body.push_str("</body></html>");
+    let mut resp = body.into_response();
+    resp.headers_mut().insert("content-type", axum::http::HeaderValue::from_static("text/html; charset=utf-8"));
+    resp
+}
+
+/// One log file of the container, whole, as text.
+async fn container_log_file(
+    State(node): State<Node>,
+    Path((container, user, file)): Path<(String, String, String)>,
+) -> Response {
+    let path = match log_dir_for(&node, &container, &user).and_then(|d| crate::logs::file_in(&d, &file)) {
+        Ok(p) => p,
+        Err(r) => return log_refusal(r),
+    };
+    // The whole file up to a bound (a runaway log must not be read into memory whole).
+    let read = tokio::task::spawn_blocking(move || crate::logs::tail(&path, crate::logs::FILE_MAX_BYTES)).await;
+    match read.map_err(|e| std::io::Error::other(e.to_string())).and_then(|r| r) {
+        Ok(bytes) => {
+            let mut resp = bytes.into_response();
+            resp.headers_mut()
+                .insert("content-type", axum::http::HeaderValue::from_static("text/plain; charset=utf-8"));
+            resp
+        }
+        Err(e) => log_refusal(crate::logs::Refusal { status: 500, message: format!("cannot read {file}: {e}") }),
+    }
 }
 
 async fn prometheus(State(node): State<Node>) -> Response {

@@ -10,6 +10,7 @@ pub mod executor;
 mod heartbeat;
 mod http;
 pub mod localize;
+pub mod logs;
 pub mod metrics;
 mod recover;
 pub mod state;
@@ -57,6 +58,9 @@ pub struct NmConf {
     pub executor: executor::Executor,
     /// The cluster's registration secret, when it has one.
     pub registration_secret: Option<Vec<u8>>,
+    /// `yarn.acl.enable`: container logs are then for their application's viewers only,
+    /// which this NodeManager cannot check (it is not given the applications' ACLs).
+    pub acl_enabled: bool,
 }
 
 #[derive(Debug, thiserror::Error)]

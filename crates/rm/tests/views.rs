@@ -320,3 +320,44 @@ fn with_nothing_stored_an_end_is_acknowledged_at_once() {
     let out = rm.heartbeat("n1:1", 200, vec![done]);
     assert!(out.acknowledged.contains(&am_id), "recovery off: nothing to wait for: {out:?}");
 }
+
+#[test]
+fn the_proxy_sends_a_reader_to_the_page_the_am_registered() {
+    let rm = start("proxy", &[("yarn.resourcemanager.scheduler.class", FAIR)], None);
+    rm.register_node("n1:1", 8192, 8);
+    let mut ids = Vec::new();
+    for (user, url) in [("alice", "http://127.0.0.1:4040/jobs/"), ("bob", "javascript:alert(1)")] {
+        let (s, id, body) = rm.submit(user, "default", json!({}));
+        assert_eq!(s, 202, "{body}");
+        let am = rm.heartbeat_until_started("n1:1").pop().expect("the AM container is started");
+        let token = support::am_token(&am);
+        let reg = json!({ "host": "h", "rpc_port": 0, "tracking_url": url });
+        let (s, reg) = rm.am_call("/fairloom/v1/am/register", &token, reg);
+        assert_eq!(s, 200, "{reg}");
+        ids.push(id);
+    }
+    let agent = ureq::AgentBuilder::new().redirects(0).build();
+    let location = |path: &str| {
+        let r = match agent.get(&rm.url(path, None)).call() {
+            Ok(r) | Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => panic!("{path}: {e}"),
+        };
+        (r.status(), r.header("location").map(String::from))
+    };
+    let mut waited = 0;
+    // The registration shows at the next publish.
+    while location(&format!("/proxy/{}/", ids[0])).1.as_deref() != Some("http://127.0.0.1:4040/jobs/") && waited < 50 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        waited += 1;
+    }
+    assert_eq!(location(&format!("/proxy/{}/", ids[0])), (302, Some("http://127.0.0.1:4040/jobs/".to_string())));
+    assert_eq!(
+        location(&format!("/proxy/{}/stages/stage?id=1", ids[0])).1.as_deref(),
+        Some("http://127.0.0.1:4040/jobs/stages/stage?id=1"),
+        "a path below the proxy stays below the AM's page"
+    );
+    // Only http and https: anything else leads to the RM's page of the application.
+    assert_eq!(location(&format!("/proxy/{}", ids[1])), (302, Some(format!("/cluster/app/{}", ids[1]))));
+    assert_eq!(location("/proxy/application_1_0042/").0, 404);
+    assert_eq!(location("/proxy/not-an-app/").0, 400);
+}

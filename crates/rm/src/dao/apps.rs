@@ -34,6 +34,9 @@ pub struct AppFigures {
     preempted_am: u32,
     preempted_non_am: u32,
     tracking_url: Option<String>,
+    /// What the AM registered as its tracking URL (http or https only), where `/proxy/APP/`
+    /// sends a reader.
+    am_tracking_url: Option<String>,
 }
 
 impl AppFigures {
@@ -74,7 +77,16 @@ impl AppFigures {
             preempted_non_am: app.preempted_non_am,
             tracking_url: (matches!(app.state, AppState::Running) || app.state.is_final())
                 .then(|| format!("http://{}/proxy/{}/", core.conf.webapp, app.id)),
+            am_tracking_url: attempt
+                .map(|a| a.tracking_url.trim())
+                .filter(|u| u.starts_with("http://") || u.starts_with("https://"))
+                .map(str::to_string),
         }
+    }
+
+    /// Where the AM said its own page is (http or https), if it said.
+    pub fn am_tracking_url(&self) -> Option<&str> {
+        self.am_tracking_url.as_deref()
     }
 
     /// The application's priority (YARN's AppInfo field).

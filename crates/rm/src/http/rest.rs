@@ -48,12 +48,43 @@ pub fn web_router(ctx: Ctx) -> Router {
         .route("/ws/v1/cluster/containers/{cid}/signal/{command}", post(signal_container))
         .route("/ws/v1/cluster/admin/refresh-nodes", post(refresh_nodes))
         .route("/metrics", get(prometheus))
+        .route("/proxy/{id}", get(proxy))
+        .route("/proxy/{id}/", get(proxy))
+        .route("/proxy/{id}/{*rest}", get(proxy_rest))
         .merge(super::web::routes())
         .fallback(not_found)
         .layer(axum::middleware::from_fn(too_large_as_yarn))
         .layer(axum::middleware::from_fn_with_state(ctx.clone(), around_every_call))
         .layer(axum::middleware::from_fn_with_state(ctx.clone(), super::log_refusals))
         .with_state(ctx)
+}
+
+/// YARN's `/proxy/APP/` (an application's `trackingUrl`): to the page the AM registered
+/// (a path below it kept), or the RM's page of the application when the AM gave none. A
+/// redirect, not a proxy: the RM does not fetch a URL an application chose.
+async fn proxy(State(ctx): State<Ctx>, Path(id): Path<String>, RawQuery(query): RawQuery) -> R {
+    proxy_to(&ctx, &id, "", query.as_deref())
+}
+
+async fn proxy_rest(State(ctx): State<Ctx>, Path((id, rest)): Path<(String, String)>, RawQuery(query): RawQuery) -> R {
+    proxy_to(&ctx, &id, &rest, query.as_deref())
+}
+
+fn proxy_to(ctx: &Ctx, id: &str, rest: &str, query: Option<&str>) -> R {
+    let snap = ctx.rm.snapshot();
+    let a = find_app(&snap, id)?;
+    let to = match a.figures.am_tracking_url() {
+        Some(url) => {
+            let query = query.filter(|q| !q.is_empty()).map(|q| format!("?{q}")).unwrap_or_default();
+            format!("{}/{}{query}", url.trim_end_matches('/'), rest.trim_start_matches('/'))
+        }
+        None => format!("/cluster/app/{}", a.id),
+    };
+    let mut r = (StatusCode::FOUND, "").into_response();
+    let location =
+        HeaderValue::from_str(&to).map_err(|_| RmError::bad_request("the AM's tracking URL is not a valid header"))?;
+    r.headers_mut().insert("location", location);
+    Ok(r)
 }
 
 /// The most a REST body may hold (axum's default limit, which every body extractor applies).
