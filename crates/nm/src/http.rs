@@ -7,7 +7,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use fairloom_serve::refusal_may_be_logged;
+use fairloom_serve::{html_escape, refusal_may_be_logged};
 use serde_json::{json, Value};
 
 use fairloom_protocol::node::{
@@ -39,11 +39,11 @@ pub fn router(node: Node) -> Router {
 
 /// The container's log directory, if `user` may read it on this node (see [`crate::logs`]).
 fn log_dir_for(node: &Node, container: &str, user: &str) -> Result<std::path::PathBuf, crate::logs::Refusal> {
-    let refuse = |status, message: String| crate::logs::Refusal { status, message };
+    use crate::logs::refuse;
     if node.conf.acl_enabled {
         return Err(refuse(
             403,
-            "not supported: with yarn.acl.enable this NodeManager cannot tell who may view an application's logs; read them on the node".to_string(),
+            "not supported: with yarn.acl.enable this NodeManager cannot tell who may view an application's logs; read them on the node",
         ));
     }
     if container.parse::<fairloom_model::ContainerId>().is_err() {
@@ -62,10 +62,6 @@ fn log_refusal(r: crate::logs::Refusal) -> Response {
     let mut resp = (status, r.message).into_response();
     resp.headers_mut().insert("content-type", axum::http::HeaderValue::from_static("text/plain; charset=utf-8"));
     resp
-}
-
-fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// Every log file of the container, each with (the end of) its text, as YARN's page shows.
@@ -121,7 +117,7 @@ async fn container_log_file(
                 .insert("content-type", axum::http::HeaderValue::from_static("text/plain; charset=utf-8"));
             resp
         }
-        Err(e) => log_refusal(crate::logs::Refusal { status: 500, message: format!("cannot read {file}: {e}") }),
+        Err(e) => log_refusal(crate::logs::refuse(500, format!("cannot read {file}: {e}"))),
     }
 }
 

@@ -24,7 +24,7 @@ pub struct Refusal {
     pub message: String,
 }
 
-fn refuse(status: u16, message: impl Into<String>) -> Refusal {
+pub fn refuse(status: u16, message: impl Into<String>) -> Refusal {
     Refusal { status, message: message.into() }
 }
 

@@ -268,9 +268,15 @@ pub enum QueueAcl {
 /// The driver interface. Every method that changes state takes `now` when time matters and
 /// never reads a clock.
 pub trait Scheduler {
-    fn kind(&self) -> SchedulerKind;
     /// The scheduler's own state, for a view whose layout differs between the two.
     fn layout(&self) -> Layout<'_>;
+    /// Which scheduler it is (what its layout says).
+    fn kind(&self) -> SchedulerKind {
+        match self.layout() {
+            Layout::Fair(_) => SchedulerKind::Fair,
+            Layout::Capacity(_) => SchedulerKind::Capacity,
+        }
+    }
     /// Whether applications have priorities that order them (YARN's Capacity Scheduler; the
     /// Fair Scheduler answers every priority update with 0).
     fn has_app_priorities(&self) -> bool;

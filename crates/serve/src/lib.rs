@@ -28,6 +28,12 @@ mod budget;
 
 pub use budget::{refusal_may_be_logged, REFUSAL_LINES_PER_SECOND};
 
+/// `s` as HTML text or an attribute value: the pages both the RM and the NodeManager serve
+/// show names and file contents that callers chose.
+pub fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;

@@ -53,6 +53,7 @@ pub fn web_router(ctx: Ctx) -> Router {
         .route("/proxy/{id}/{*rest}", get(proxy_rest))
         .merge(super::web::routes())
         .fallback(not_found)
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn(too_large_as_yarn))
         .layer(axum::middleware::from_fn_with_state(ctx.clone(), around_every_call))
         .layer(axum::middleware::from_fn_with_state(ctx.clone(), super::log_refusals))
@@ -87,7 +88,7 @@ fn proxy_to(ctx: &Ctx, id: &str, rest: &str, query: Option<&str>) -> R {
     Ok(r)
 }
 
-/// The most a REST body may hold (axum's default limit, which every body extractor applies).
+/// The most a REST body may hold (every body extractor applies it: the layer below sets it).
 const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
 
 /// A body over [`MAX_BODY_BYTES`] is refused by the extractor before a handler runs, in

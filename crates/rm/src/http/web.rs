@@ -12,6 +12,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use fairloom_model::ApplicationId;
+use fairloom_serve::html_escape as esc;
 
 use super::auth::Reader;
 use super::Ctx;
@@ -64,10 +65,6 @@ select{max-width:24em}
 const SCRIPT: &str = "
 document.querySelectorAll('time[data-ms]').forEach(function(t){var ms=+t.dataset.ms;t.textContent=ms>0?new Date(ms).toLocaleString():'N/A';});
 setTimeout(function(){location.reload();}," ;
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
 
 fn page(title: &str, snap: &Snapshot, body: &str) -> Response {
     let mut out = String::with_capacity(body.len() + 4096);

@@ -10,7 +10,7 @@ use crate::driver::{
     AppView, Ask, Counters, Decision, Layout, NodeSpec, Placement, QueueAcl, QueueDetail, QueueSummary, Scheduler,
     SchedulerError, SubmitSpec,
 };
-use crate::factory::{Reconfigure, SchedulerKind};
+use crate::factory::Reconfigure;
 use crate::ids::{AppId, ContainerId, NodeId, PartitionId, QueueId};
 use crate::phases::{PhaseClock, PhaseTimes};
 
@@ -83,10 +83,6 @@ impl CapacityScheduler {
 }
 
 impl Scheduler for CapacityScheduler {
-    fn kind(&self) -> SchedulerKind {
-        SchedulerKind::Capacity
-    }
-
     fn layout(&self) -> Layout<'_> {
         Layout::Capacity(self)
     }

@@ -12,7 +12,7 @@ use crate::driver::{
     AppView, Ask, Counters, Decision, Layout, NodeSpec, Placement, QueueAcl, QueueDetail, QueueSummary, Scheduler,
     SchedulerError, SubmitSpec,
 };
-use crate::factory::{Reconfigure, SchedulerKind};
+use crate::factory::Reconfigure;
 use crate::ids::{AppId, ContainerId, NodeId, QueueId};
 use crate::phases::{PhaseClock, PhaseTimes};
 
@@ -21,10 +21,6 @@ fn labels_unsupported(what: &str) -> SchedulerError {
 }
 
 impl Scheduler for FairScheduler {
-    fn kind(&self) -> SchedulerKind {
-        SchedulerKind::Fair
-    }
-
     fn layout(&self) -> Layout<'_> {
         Layout::Fair(self)
     }
